@@ -1,1 +1,42 @@
-fn main() {}
+use clap::{Parser, Subcommand};
+
+use relay::cli::{self, exit};
+
+/// relay: a static data-race detector for C.
+#[derive(Parser, Debug)]
+#[command(name = "relay", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse translation units and report totals and syntax errors.
+    Parse(cli::parse::ParseArgs),
+}
+
+fn main() {
+    let args = match Cli::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let result = match &args.command {
+        Command::Parse(a) => cli::parse::run(a),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("relay: error: {e:#}");
+            std::process::exit(exit::USAGE);
+        }
+    }
+}

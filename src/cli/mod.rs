@@ -1,0 +1,80 @@
+//! Command-line interface: argument types shared by subcommands, and one module per subcommand.
+
+pub mod parse;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+
+use crate::frontend::input::{self, Input, PreprocessOptions};
+
+/// Exit codes, as documented in README.md.
+pub mod exit {
+    /// Success: nothing to report.
+    pub const OK: i32 = 0;
+    /// The run found something: skipped declarations (parse), warnings (analyze).
+    pub const FINDINGS: i32 = 1;
+    /// Usage or input error.
+    pub const USAGE: i32 = 2;
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Where the translation units come from.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// `.i` files, `.c` files (preprocessed with `cc -E`), or directories of them.
+    pub paths: Vec<PathBuf>,
+    /// A compile_commands.json: every entry is preprocessed with its own flags.
+    #[arg(long, value_name = "FILE")]
+    pub compile_commands: Option<PathBuf>,
+    /// Include directory for `.c` inputs (passed to the preprocessor).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<String>,
+    /// Macro definition for `.c` inputs (passed to the preprocessor).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+    /// Any other preprocessor flag for `.c` inputs, verbatim (e.g. `--cflag=-std=gnu2x`).
+    #[arg(long = "cflag", value_name = "FLAG", allow_hyphen_values = true)]
+    pub cflags: Vec<String>,
+    /// Preprocessor to run on `.c` inputs (default: $CC, then `cc`).
+    #[arg(long, value_name = "CMD")]
+    pub cc: Option<String>,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+impl InputArgs {
+    pub fn inputs(&self) -> Result<Vec<Input>> {
+        let mut flags: Vec<String> = self.include.iter().map(|i| format!("-I{i}")).collect();
+        flags.extend(self.define.iter().map(|d| format!("-D{d}")));
+        flags.extend(self.cflags.iter().cloned());
+        let pp = PreprocessOptions {
+            compiler: self.cc.clone(),
+            flags,
+        };
+        let mut inputs = input::collect_paths(&self.paths, &pp)?;
+        if let Some(cc) = &self.compile_commands {
+            inputs.extend(input::collect_compile_commands(cc)?);
+        }
+        if inputs.is_empty() {
+            anyhow::bail!("no input files (give .i/.c files, directories, or --compile-commands)");
+        }
+        Ok(inputs)
+    }
+
+    /// A thread pool of the requested size; deep recursion is handled by the parser itself.
+    pub fn pool(&self) -> Result<rayon::ThreadPool> {
+        let mut b = rayon::ThreadPoolBuilder::new().stack_size(16 * 1024 * 1024);
+        if let Some(j) = self.jobs {
+            b = b.num_threads(j.max(1));
+        }
+        Ok(b.build()?)
+    }
+}

@@ -1,0 +1,6 @@
+//! relay: a static data-race detector for C, built the way RELAY (FSE 2007) is.
+//!
+//! See ARCHITECTURE.md for the pipeline and where each stage lives.
+
+pub mod cli;
+pub mod frontend;
