@@ -1,0 +1,102 @@
+//! Property test: the parser never panics and every diagnostic points inside the input, whatever
+//! the input. Inputs are the parse fixtures (preprocessed) cut, spliced and sprinkled with tokens.
+
+use proptest::prelude::*;
+use std::path::Path;
+
+fn corpus() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parse");
+    let mut texts: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    texts.sort();
+    texts
+}
+
+const SPLICES: &[&str] = &[
+    "(", ")", "{", "}", "[", "]", ";", ",", "*", "typedef ", "int ", "struct ", "__attribute__((", "asm(",
+    "({", "})", "'", "\"", "# 7 \"x.h\"\n", "...", "::", "?:", "__extension__", "\\", "\u{fffd}", "\0",
+];
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Delete(usize, usize),
+    Insert(usize, usize),
+    Duplicate(usize, usize),
+    Truncate(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), 0usize..64).prop_map(|(a, n)| Mutation::Delete(a, n)),
+        (any::<usize>(), 0..SPLICES.len()).prop_map(|(a, k)| Mutation::Insert(a, k)),
+        (any::<usize>(), 0usize..256).prop_map(|(a, n)| Mutation::Duplicate(a, n)),
+        any::<usize>().prop_map(Mutation::Truncate),
+    ]
+}
+
+fn floor_char(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn apply(mut s: String, m: &Mutation) -> String {
+    if s.is_empty() {
+        return s;
+    }
+    match *m {
+        Mutation::Delete(a, n) => {
+            let a = floor_char(&s, a % s.len());
+            let b = floor_char(&s, a + n);
+            s.replace_range(a..b, "");
+        }
+        Mutation::Insert(a, k) => {
+            let a = floor_char(&s, a % s.len());
+            s.insert_str(a, SPLICES[k]);
+        }
+        Mutation::Duplicate(a, n) => {
+            let a = floor_char(&s, a % s.len());
+            let b = floor_char(&s, a + n);
+            let piece = s[a..b].to_string();
+            s.insert_str(b, &piece);
+        }
+        Mutation::Truncate(a) => {
+            let a = floor_char(&s, a % s.len());
+            s.truncate(a);
+        }
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_inputs_never_panic(pick in any::<usize>(), muts in proptest::collection::vec(mutation(), 1..8)) {
+        let texts = corpus();
+        let mut text = texts[pick % texts.len()].clone();
+        for m in &muts {
+            text = apply(text, m);
+        }
+        let len = text.len();
+        let tu = relay::frontend::parse_source("mutated.c".into(), text);
+        for e in &tu.errors {
+            prop_assert!(e.location.line >= 1 && e.location.col >= 1);
+        }
+        let _ = tu.functions();
+        prop_assert!(tu.ast.items.len() <= len);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let tu = relay::frontend::parse_source("bytes.i".into(), text);
+        let _ = tu.functions();
+    }
+}
