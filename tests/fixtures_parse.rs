@@ -31,14 +31,23 @@ pub fn preprocess(path: &Path) -> String {
         .arg(path)
         .output()
         .expect("cc runs");
-    assert!(out.status.success(), "{}: preprocessing failed: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}: preprocessing failed: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
 fn every_parse_fixture_parses_cleanly() {
     let files = fixtures();
-    assert!(files.len() >= 50, "expected the fixture corpus, found {} files", files.len());
+    assert!(
+        files.len() >= 50,
+        "expected the fixture corpus, found {} files",
+        files.len()
+    );
     let mut failures = Vec::new();
     for f in &files {
         let text = preprocess(f);
@@ -48,15 +57,30 @@ fn every_parse_fixture_parses_cleanly() {
         }
         assert!(tu.external_decls > 0, "{}: nothing parsed", f.display());
     }
-    assert!(failures.is_empty(), "syntax errors:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "syntax errors:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn glibc_headers_fixture_uses_auto_type_and_parses() {
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parse/glibc_headers.c");
     let text = preprocess(&f);
-    assert!(text.contains("__auto_type"), "atomic_load should expand to __auto_type");
-    for header in ["pthread.h", "stdio.h", "stdlib.h", "string.h", "stdatomic.h", "signal.h", "socket.h"] {
+    assert!(
+        text.contains("__auto_type"),
+        "atomic_load should expand to __auto_type"
+    );
+    for header in [
+        "pthread.h",
+        "stdio.h",
+        "stdlib.h",
+        "string.h",
+        "stdatomic.h",
+        "signal.h",
+        "socket.h",
+    ] {
         assert!(text.contains(header), "{header} not included");
     }
     let tu = relay::frontend::parse_source("glibc_headers.c".into(), text);

@@ -133,8 +133,20 @@ fn parse_unit(input: &frontend::input::Input, list_functions: bool) -> UnitResul
         }
     };
     let bytes = text.len() as u64;
-    let parsed = frontend::parse_source(tu.clone(), text);
-    let errors = parsed
+    let mut functions = 0;
+    let mut function_list = Vec::new();
+    let summary = frontend::parse_streaming(tu.clone(), &text, |item| {
+        if let Some(info) = item.function_info() {
+            functions += 1;
+            if list_functions {
+                function_list.push(FunctionEntry {
+                    tu: tu.clone(),
+                    info,
+                });
+            }
+        }
+    });
+    let errors = summary
         .errors
         .iter()
         .map(|d| ErrorEntry {
@@ -145,22 +157,10 @@ fn parse_unit(input: &frontend::input::Input, list_functions: bool) -> UnitResul
             message: d.message.clone(),
         })
         .collect();
-    let function_list = if list_functions {
-        parsed
-            .functions()
-            .into_iter()
-            .map(|info| FunctionEntry {
-                tu: tu.clone(),
-                info,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
     UnitResult {
         bytes,
-        external_decls: parsed.external_decls,
-        functions: parsed.function_count(),
+        external_decls: summary.external_decls,
+        functions,
         errors,
         failed: false,
         function_list,

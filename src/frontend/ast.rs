@@ -101,6 +101,9 @@ impl<T> Arena<T> {
     pub fn bytes(&self) -> usize {
         self.items.capacity() * std::mem::size_of::<T>()
     }
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
 }
 impl<T> std::ops::Index<Id<T>> for Arena<T> {
     type Output = T;
@@ -133,6 +136,9 @@ impl<T> Pool<T> {
     }
     pub fn bytes(&self) -> usize {
         self.items.capacity() * std::mem::size_of::<T>()
+    }
+    pub fn clear(&mut self) {
+        self.items.clear();
     }
 }
 
@@ -563,71 +569,59 @@ pub struct GenericAssoc {
 
 // ---------------------------------------------------------------------------------------------
 
-/// All nodes of one translation unit.
-#[derive(Default)]
-pub struct Ast {
-    pub exprs: Arena<Expr>,
-    pub stmts: Arena<Stmt>,
-    pub decls: Arena<Declaration>,
-    pub functions: Arena<FunctionDef>,
-    pub type_names: Arena<TypeName>,
-    pub inits: Arena<Initializer>,
-    pub records: Arena<RecordSpec>,
-    pub enums: Arena<EnumSpec>,
-    pub asms: Arena<AsmStmt>,
-    pub fors: Arena<ForStmt>,
-    pub static_asserts: Arena<StaticAssert>,
-    pub expr_lists: Pool<ExprId>,
-    pub stmt_lists: Pool<StmtId>,
-    pub decl_lists: Pool<DeclId>,
-    pub syms: Pool<Sym>,
-    pub spans: Pool<Span>,
-    pub attrs: Pool<Attribute>,
-    pub derived: Pool<Derived>,
-    pub params: Pool<Param>,
-    pub init_declarators: Pool<InitDeclarator>,
-    pub fields: Pool<FieldDecl>,
-    pub field_declarators: Pool<FieldDeclarator>,
-    pub enumerators: Pool<Enumerator>,
-    pub init_items: Pool<InitItem>,
-    pub designators: Pool<Designator>,
-    pub generic_assocs: Pool<GenericAssoc>,
-    pub asm_operands: Pool<AsmOperand>,
-    pub items: Vec<ExternalDecl>,
+macro_rules! ast_storage {
+    ($($field:ident: $ty:ty,)*) => {
+        /// All nodes of one translation unit, or of one external declaration when the tree is
+        /// streamed (see [`super::parser::Parser::next_item`]).
+        #[derive(Default)]
+        pub struct Ast {
+            $(pub $field: $ty,)*
+            pub items: Vec<ExternalDecl>,
+        }
+
+        impl Ast {
+            /// Heap bytes held by the tree (capacity, not length), for memory reports.
+            pub fn heap_bytes(&self) -> usize {
+                0 $(+ self.$field.bytes())* + self.items.capacity() * std::mem::size_of::<ExternalDecl>()
+            }
+
+            /// Empties the tree, keeping its allocations for the next declaration.
+            pub fn clear(&mut self) {
+                $(self.$field.clear();)*
+                self.items.clear();
+            }
+        }
+    };
 }
 
-impl Ast {
-    /// Heap bytes held by the tree (capacity, not length), for memory reports.
-    pub fn heap_bytes(&self) -> usize {
-        self.exprs.bytes()
-            + self.stmts.bytes()
-            + self.decls.bytes()
-            + self.functions.bytes()
-            + self.type_names.bytes()
-            + self.inits.bytes()
-            + self.records.bytes()
-            + self.enums.bytes()
-            + self.asms.bytes()
-            + self.fors.bytes()
-            + self.static_asserts.bytes()
-            + self.expr_lists.bytes()
-            + self.stmt_lists.bytes()
-            + self.decl_lists.bytes()
-            + self.syms.bytes()
-            + self.spans.bytes()
-            + self.attrs.bytes()
-            + self.derived.bytes()
-            + self.params.bytes()
-            + self.init_declarators.bytes()
-            + self.fields.bytes()
-            + self.field_declarators.bytes()
-            + self.enumerators.bytes()
-            + self.init_items.bytes()
-            + self.designators.bytes()
-            + self.generic_assocs.bytes()
-            + self.asm_operands.bytes()
-            + self.items.capacity() * std::mem::size_of::<ExternalDecl>()
-    }
+ast_storage! {
+    exprs: Arena<Expr>,
+    stmts: Arena<Stmt>,
+    decls: Arena<Declaration>,
+    functions: Arena<FunctionDef>,
+    type_names: Arena<TypeName>,
+    inits: Arena<Initializer>,
+    records: Arena<RecordSpec>,
+    enums: Arena<EnumSpec>,
+    asms: Arena<AsmStmt>,
+    fors: Arena<ForStmt>,
+    static_asserts: Arena<StaticAssert>,
+    expr_lists: Pool<ExprId>,
+    stmt_lists: Pool<StmtId>,
+    decl_lists: Pool<DeclId>,
+    syms: Pool<Sym>,
+    spans: Pool<Span>,
+    attrs: Pool<Attribute>,
+    derived: Pool<Derived>,
+    params: Pool<Param>,
+    init_declarators: Pool<InitDeclarator>,
+    fields: Pool<FieldDecl>,
+    field_declarators: Pool<FieldDeclarator>,
+    enumerators: Pool<Enumerator>,
+    init_items: Pool<InitItem>,
+    designators: Pool<Designator>,
+    generic_assocs: Pool<GenericAssoc>,
+    asm_operands: Pool<AsmOperand>,
 }
 
 #[cfg(test)]

@@ -124,15 +124,15 @@ impl<'a> Lexer<'a> {
         self.pos += 1;
         while let Some(&c) = self.src.get(self.pos) {
             let prev = self.src[self.pos - 1];
-            if c.is_ascii_alphanumeric() || c == b'.' || c == b'_' {
-                self.pos += 1;
-            } else if matches!(c, b'+' | b'-') && matches!(prev, b'e' | b'E' | b'p' | b'P') {
-                self.pos += 1;
-            } else if c == b'\'' && self.peek(1).is_ascii_alphanumeric() {
-                self.pos += 1;
-            } else {
+            let continues = c.is_ascii_alphanumeric()
+                || c == b'.'
+                || c == b'_'
+                || (matches!(c, b'+' | b'-') && matches!(prev, b'e' | b'E' | b'p' | b'P'))
+                || (c == b'\'' && self.peek(1).is_ascii_alphanumeric());
+            if !continues {
                 break;
             }
+            self.pos += 1;
         }
         TokenKind::Number
     }

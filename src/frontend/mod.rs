@@ -75,6 +75,78 @@ pub fn parse_source(name: String, text: String) -> ParsedTu {
     }
 }
 
+/// Everything a streamed parse leaves behind once the trees are gone.
+pub struct TuSummary {
+    pub name: String,
+    pub linemap: LineMap,
+    pub interner: Interner,
+    pub errors: Vec<Diagnostic>,
+    pub external_decls: usize,
+}
+
+/// One external declaration, handed to the caller of [`parse_streaming`] while its tree exists.
+pub struct ItemView<'a> {
+    pub item: ExternalDecl,
+    pub ast: &'a Ast,
+    pub interner: &'a Interner,
+    pub linemap: &'a LineMap,
+    pub text: &'a str,
+}
+
+impl ItemView<'_> {
+    /// Name and location if the item is a function definition.
+    pub fn function_info(&self) -> Option<FunctionInfo> {
+        let ExternalDecl::Function(f) = self.item else {
+            return None;
+        };
+        let d = &self.ast.functions[f].declarator;
+        let name = self.interner.get(d.name?).to_string();
+        let location = self
+            .linemap
+            .location(name_offset(self.text, d.span.lo, &name));
+        Some(FunctionInfo { name, location })
+    }
+}
+
+/// Parses one unit declaration by declaration, clearing the tree after `on_item` has seen each
+/// one: peak memory is the text, the line map, the interner and the largest declaration.
+pub fn parse_streaming(
+    name: String,
+    text: &str,
+    mut on_item: impl FnMut(&ItemView<'_>),
+) -> TuSummary {
+    let linemap = LineMap::new(text, &name);
+    let mut p = parser::Parser::new(text);
+    while let Some(item) = p.next_item() {
+        if let Ok(item) = item {
+            on_item(&ItemView {
+                item,
+                ast: p.ast(),
+                interner: p.interner(),
+                linemap: &linemap,
+                text,
+            });
+        }
+        p.clear_tree();
+    }
+    let out = p.finish();
+    let errors = out
+        .errors
+        .iter()
+        .map(|e| Diagnostic {
+            location: linemap.location(e.offset),
+            message: e.message.clone(),
+        })
+        .collect();
+    TuSummary {
+        name,
+        linemap,
+        interner: out.interner,
+        errors,
+        external_decls: out.external_decls,
+    }
+}
+
 impl ParsedTu {
     pub fn function_count(&self) -> usize {
         self.ast
@@ -86,35 +158,33 @@ impl ParsedTu {
 
     /// File-scope function definitions with the location of their name.
     pub fn functions(&self) -> Vec<FunctionInfo> {
+        let view = |item| ItemView {
+            item,
+            ast: &self.ast,
+            interner: &self.interner,
+            linemap: &self.linemap,
+            text: &self.text,
+        };
         self.ast
             .items
             .iter()
-            .filter_map(|item| match *item {
-                ExternalDecl::Function(f) => {
-                    let d = &self.ast.functions[f].declarator;
-                    let name = self.interner.get(d.name?).to_string();
-                    let location = self.linemap.location(self.name_offset(d.span.lo, &name));
-                    Some(FunctionInfo { name, location })
-                }
-                _ => None,
-            })
+            .filter_map(|&item| view(item).function_info())
             .collect()
-    }
-
-    /// Offset of `name` at or after `from` (the declarator may start with `*` or attributes).
-    fn name_offset(&self, from: u32, name: &str) -> u32 {
-        let rest = &self.text.as_bytes()[from as usize..];
-        let at = memchr::memmem::find_iter(rest, name.as_bytes()).find(|&i| {
-            let before = if i == 0 { None } else { rest.get(i - 1) };
-            let after = rest.get(i + name.len());
-            let word = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
-            !word(before) && !word(after)
-        });
-        from + at.unwrap_or(0) as u32
     }
 
     /// Heap bytes of the tree, interner and line map (not the text).
     pub fn heap_bytes(&self) -> usize {
         self.ast.heap_bytes() + self.interner.heap_bytes() + self.linemap.heap_bytes()
     }
+}
+
+/// Offset of `name` as a whole word at or after `from` (a declarator may start with `*` or
+/// attributes before its name).
+fn name_offset(text: &str, from: u32, name: &str) -> u32 {
+    let rest = &text.as_bytes()[from as usize..];
+    let is_word = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let at = memchr::memmem::find_iter(rest, name.as_bytes()).find(|&i| {
+        !is_word(i.checked_sub(1).and_then(|j| rest.get(j))) && !is_word(rest.get(i + name.len()))
+    });
+    from + at.unwrap_or(0) as u32
 }

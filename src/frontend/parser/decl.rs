@@ -620,10 +620,10 @@ impl Parser<'_> {
                 TokenKind::Punct(P::LParen) => stack.push(P::RParen),
                 TokenKind::Punct(P::LBracket) => stack.push(P::RBracket),
                 TokenKind::Punct(P::LBrace) => stack.push(P::RBrace),
-                TokenKind::Punct(p @ (P::RParen | P::RBracket | P::RBrace)) => {
-                    if stack.pop() != Some(p) {
-                        return self.error_at(t.span.lo, format!("unbalanced `{}`", p.as_str()));
-                    }
+                TokenKind::Punct(p @ (P::RParen | P::RBracket | P::RBrace))
+                    if stack.pop() != Some(p) =>
+                {
+                    return self.error_at(t.span.lo, format!("unbalanced `{}`", p.as_str()));
                 }
                 TokenKind::Eof => return self.fail("closing bracket"),
                 _ => {}

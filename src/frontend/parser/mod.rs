@@ -46,18 +46,21 @@ pub struct ParseOutput {
     pub external_decls: usize,
 }
 
+/// Parses a whole translation unit into one tree.
 pub fn parse(src: &str) -> ParseOutput {
     let mut p = Parser::new(src);
-    p.translation_unit();
-    ParseOutput {
-        ast: p.ast,
-        interner: p.interner,
-        errors: p.errors,
-        external_decls: p.external_decls,
+    while let Some(item) = p.next_item() {
+        if let Ok(item) = item {
+            p.ast.items.push(item);
+        }
     }
+    p.finish()
 }
 
-pub(crate) struct Parser<'a> {
+/// A parser over one translation unit. Besides [`parse`], it can be driven one external
+/// declaration at a time ([`Parser::next_item`]) with the tree cleared in between, so memory stays
+/// proportional to the largest declaration rather than to the unit.
+pub struct Parser<'a> {
     lexer: Lexer<'a>,
     interner: Interner,
     ast: Ast,
@@ -77,7 +80,7 @@ pub(crate) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str) -> Self {
+    pub fn new(src: &'a str) -> Self {
         let mut p = Parser {
             lexer: Lexer::new(src),
             interner: Interner::with_keywords(),
@@ -99,20 +102,51 @@ impl<'a> Parser<'a> {
         p
     }
 
-    fn translation_unit(&mut self) {
+    /// Parses the next external declaration into the tree: `None` at the end of input,
+    /// `Some(Err(Failed))` when it was skipped (its diagnostic is in [`Parser::errors`]).
+    pub fn next_item(&mut self) -> Option<PResult<ExternalDecl>> {
         loop {
             self.brace_depth = 0;
             if self.peek().kind == TokenKind::Eof {
-                break;
+                return None;
             }
             match self.external_decl() {
                 Ok(Some(item)) => {
-                    self.ast.items.push(item);
                     self.external_decls += 1;
+                    return Some(Ok(item));
                 }
-                Ok(None) => {}
-                Err(Failed) => self.recover(),
+                Ok(None) => continue,
+                Err(Failed) => {
+                    self.recover();
+                    return Some(Err(Failed));
+                }
             }
+        }
+    }
+
+    pub fn ast(&self) -> &Ast {
+        &self.ast
+    }
+
+    pub fn interner(&self) -> &Interner {
+        &self.interner
+    }
+
+    pub fn errors(&self) -> &[SyntaxError] {
+        &self.errors
+    }
+
+    /// Drops the nodes parsed so far (keeping allocations); ids from before are invalid after.
+    pub fn clear_tree(&mut self) {
+        self.ast.clear();
+    }
+
+    pub fn finish(self) -> ParseOutput {
+        ParseOutput {
+            ast: self.ast,
+            interner: self.interner,
+            errors: self.errors,
+            external_decls: self.external_decls,
         }
     }
 
