@@ -10,8 +10,8 @@
 #   4. list the TUs the config compiles in DIRS (default: the whole `all` target) from
 #      `make -n -k DIRS`: every target compiler command (has -nostdinc, so host tools
 #      under scripts/ are left out) of the form `-c -o OBJ.o SRC.c`. The list, with each
-#      TU's exact compile command, is cached in OUT/lists/<dirs>.tsv, because `make -n`
-#      stops listing objects that exist (and step 5b builds a few).
+#      TU's exact compile command, is cached in OUT/lists/<dirs>.tsv. (`make -n` lists only
+#      objects not built yet, so target .o files are deleted before listing.)
 #   5. preprocess each listed TU to OUT/linux-i/OBJ.i (mirrors the tree; OBJ not SRC, since
 #      e.g. libstub's lib-cmdline.o is lib/cmdline.c with other flags):
 #      a. `make -k -jJOBS OBJ.i ...` (Kbuild's .i rule uses the real compile flags), in batches;
@@ -86,8 +86,10 @@ fi
 LIST=$OUT/lists/$key.tsv # OBJ.o <TAB> SRC.c <TAB> compile command
 mkdir -p "$OUT/lists" "$IOUT"
 if [[ ! -s $LIST ]]; then
-    # `make -n` prints the command only of objects not built yet: step 5b deletes the .o it
-    # builds right away, and the list is cached, so later runs still list every TU.
+    # `make -n` prints the command only of objects not built yet, and step 5b's `make X.o`
+    # also builds some prerequisite objects (e.g. the vDSO's): delete every target object
+    # (host tools under scripts/ and tools/ are kept) so that the listing is complete.
+    find . -name '*.o' -not -path './scripts/*' -not -path './tools/*' -delete
     log "listing: make -n -k ${DIRS[*]:-(all)}"
     make -n -k "${DIRS[@]}" >"$OUT/lists/$key.make-n.log" 2>"$OUT/lists/$key.make-n.err" || true
     python3 - "$OUT/lists/$key.make-n.log" "${DIRS[@]}" >"$LIST.part" <<'EOF'

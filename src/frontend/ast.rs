@@ -98,6 +98,9 @@ impl<T> Arena<T> {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter()
+    }
     pub fn bytes(&self) -> usize {
         self.items.capacity() * std::mem::size_of::<T>()
     }

@@ -232,3 +232,139 @@ fn deep_nesting_is_an_error_not_a_crash() {
     assert_eq!(out.errors.len(), 1);
     assert!(out.errors[0].message.contains("nesting"));
 }
+
+/// Whether some expression (or statement) node's variant is named `variant`.
+fn has_expr(out: &ParseOutput, variant: &str) -> bool {
+    out.ast
+        .exprs
+        .iter()
+        .any(|e| format!("{:?}", e.kind).starts_with(variant))
+}
+
+fn has_stmt(out: &ParseOutput, variant: &str) -> bool {
+    out.ast
+        .stmts
+        .iter()
+        .any(|s| format!("{:?}", s.kind).starts_with(variant))
+}
+
+#[test]
+fn gnu_expression_constructs_build_their_nodes() {
+    let cases: &[(&str, &str)] = &[
+        ("struct s { int a[3]; }; int x = __builtin_offsetof(struct s, a[1]);", "Offsetof"),
+        ("void f(__builtin_va_list ap) { int i = __builtin_va_arg(ap, int); }", "VaArg"),
+        ("int x = __builtin_types_compatible_p(int, long);", "TypesCompatible"),
+        ("int x = _Generic(1, int: 2, default: 3);", "Generic"),
+        ("void f(void) { void *p = &&l; goto *p; l: ; }", "LabelAddr"),
+        ("int f(void) { return ({ int y = 1; y; }); }", "StmtExpr"),
+        ("_Complex double z; double r = __real__ z;", "Unary(Real"),
+        ("int a[] = { [0 ... 3] = 1 }; int *p = (int[]){1, 2};", "CompoundLiteral"),
+        ("int x = _Alignof(int) + __alignof__(x);", "AlignofExpr"),
+        ("int x = sizeof(int);", "SizeofType"),
+        ("typedef int v4 __attribute__((vector_size(16))); v4 a; long b = __builtin_bit_cast(long, 1.0);", "BuiltinCast"),
+    ];
+    for (src, variant) in cases {
+        let out = parse_ok(src);
+        assert!(has_expr(&out, variant), "{src}: no {variant} node");
+    }
+}
+
+#[test]
+fn gnu_statement_constructs_build_their_nodes() {
+    let cases: &[(&str, &str)] = &[
+        ("void f(void) { __label__ a, b; a: b: ; }", "LocalLabels"),
+        (
+            "void f(void) { void *p = &&l; goto *p; l: ; }",
+            "GotoComputed",
+        ),
+        ("void f(void) { { goto out; out: } }", "Labeled"),
+        (
+            "void f(int c) { switch (c) { case 1: __attribute__((fallthrough)); case 2: ; } }",
+            "Case",
+        ),
+        ("void f(void) { _Static_assert(1); }", "StaticAssert"),
+        ("void f(int x) { for (int i = 0; i < x; i++) ; }", "For"),
+        (
+            "void f(int x) { asm volatile (\"\" : \"=r\"(x) : \"0\"(x)); }",
+            "Asm",
+        ),
+    ];
+    for (src, variant) in cases {
+        let out = parse_ok(src);
+        assert!(has_stmt(&out, variant), "{src}: no {variant} statement");
+    }
+}
+
+#[test]
+fn case_range_keeps_both_bounds() {
+    let out = parse_ok("void f(int c) { switch (c) { case 1 ... 5: break; default: ; } }");
+    assert!(out
+        .ast
+        .stmts
+        .iter()
+        .any(|s| matches!(s.kind, StmtKind::Case(_, Some(_), _))));
+    assert!(has_stmt(&out, "Default"));
+}
+
+#[test]
+fn gnu_declaration_constructs() {
+    // Each must parse cleanly; the shape is checked where a wrong parse would be plausible.
+    for src in [
+        "unsigned __int128 a; __int128 b; __uint128_t c; __int128_t d; __float128 e; _Float128 f;",
+        "__thread int t; _Thread_local int u; static __thread int v;",
+        "void f(int *p) { __auto_type q = p; }",
+        "asm(\".globl x\"); int g(void) __asm__(\"h\");",
+        "struct s { ; int a;; struct { int b; }; union { int c; float d; }; };",
+        "struct e {} x = {}; int y[2] = {};",
+        "_Static_assert(1); _Static_assert(1, \"m\");",
+        "static x = 1; f() { return 0; } register_me(a) { return a; }",
+        "int __seg_gs *gp; int __seg_fs *fp;",
+        "typeof(int) a; __typeof__(a) b; typeof(int *) c;",
+        "_Atomic int a; _Atomic(int) b; _Atomic(long) *c;",
+        "enum __attribute__((packed)) e { A __attribute__((deprecated)) = 1, B } __attribute__((unused));",
+        "struct __attribute__((packed)) s { int a; } __attribute__((aligned(4)));",
+        "void f(void) { l: __attribute__((unused)); }",
+        "int f(int n, int a[static n], int b[const], int c[*]);",
+        "int (*f(int))(double); int (*fp[3])(void); void g(int (*)(int), int (*[3])(void));",
+        "void f(void) { int g(int x) { return x; } g(1); }",
+        "[[gnu::unused]] static int a; int b [[maybe_unused]];",
+    ] {
+        parse_ok(src);
+    }
+}
+
+#[test]
+fn implicit_int_and_knr_function_definitions_are_functions() {
+    let out = parse_ok("f() { return 0; } int g(a) int a; { return a; }");
+    let names: Vec<_> = out
+        .ast
+        .items
+        .iter()
+        .filter_map(|i| match *i {
+            ExternalDecl::Function(f) => out.ast.functions[f]
+                .declarator
+                .name
+                .map(|s| out.interner.get(s)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["f", "g"]);
+}
+
+#[test]
+fn streaming_clears_the_tree_between_declarations() {
+    let src = "int a; int f(void) { return 1 + 2 * 3; } struct s { int x; };";
+    let mut p = Parser::new(src);
+    let mut seen = 0;
+    while let Some(item) = p.next_item() {
+        assert!(item.is_ok());
+        seen += 1;
+        assert!(
+            p.ast().exprs.len() <= 5,
+            "tree holds only the current declaration"
+        );
+        p.clear_tree();
+    }
+    assert_eq!(seen, 3);
+    assert!(p.errors().is_empty());
+}
