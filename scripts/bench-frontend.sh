@@ -53,11 +53,8 @@ done | sort -u >"$TMP/files"
 mapfile -t FILES <"$TMP/files"
 NFILES=${#FILES[@]}
 ((NFILES)) || { echo "bench-frontend: no .i files in $*" >&2; exit 1; }
-BYTES=0
-while read -r sz f; do
-    BYTES=$((BYTES + sz))
-    printf '%s\t%s\n' "$sz" "$f"
-done < <(xargs -d '\n' stat -c '%s %n' <"$TMP/files") | sort -n -r >"$TMP/sizes"
+xargs -d '\n' stat -c $'%s\t%n' <"$TMP/files" | sort -t $'\t' -k1,1nr >"$TMP/sizes"
+BYTES=$(awk -F'\t' '{ s += $1 } END { printf "%d", s }' "$TMP/sizes")
 
 now() { date +%s.%N; }
 rss_kb() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }

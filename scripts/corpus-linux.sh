@@ -43,7 +43,7 @@ log() { printf '[corpus-linux %s] %s\n' "$(date +%T)" "$*"; }
 T0=$SECONDS
 
 # ---- 1. packages ---------------------------------------------------------------------------
-pkgs=(linux-source-$VER make gcc flex bison bc libelf-dev libssl-dev xz-utils cpio perl python3)
+pkgs=("linux-source-$VER" make gcc flex bison bc libelf-dev libssl-dev xz-utils cpio perl python3)
 need=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
@@ -128,7 +128,7 @@ log "$listed TUs listed ($LIST)"
 STATUS=$OUT/lists/$key.status
 : >"$STATUS"
 todo=()
-while IFS=$'\t' read -r obj src cmd; do
+while IFS=$'\t' read -r obj _ _; do
     if [[ -s $IOUT/${obj%.o}.i ]]; then
         printf '%s\thave\n' "$obj" >>"$STATUS"
     else
@@ -186,7 +186,7 @@ if ((${#todo[@]})); then
     if ((${#failed[@]})); then
         log "${#failed[@]} still failing; running their recorded compile command with -E"
         declare -A CMD
-        while IFS=$'\t' read -r obj src cmd; do CMD[$obj]=$cmd; done <"$LIST"
+        while IFS=$'\t' read -r obj _ cmd; do CMD[$obj]=$cmd; done <"$LIST"
         still=()
         for obj in "${failed[@]}"; do
             i=${obj%.o}.i

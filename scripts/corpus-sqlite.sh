@@ -28,8 +28,9 @@ missing=()
 command -v gcc >/dev/null || missing+=(gcc)
 command -v python3 >/dev/null || missing+=(python3)
 if ((${#missing[@]})); then
-    [[ -n "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial)" ]] || apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends "${missing[@]}" ||
+        { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; }
 fi
 command -v cargo >/dev/null || { echo "corpus-sqlite: cargo not found (install the Rust toolchain)" >&2; exit 1; }
 
