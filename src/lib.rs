@@ -4,3 +4,5 @@
 
 pub mod cli;
 pub mod frontend;
+pub mod ir;
+pub mod link;

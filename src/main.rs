@@ -14,6 +14,8 @@ struct Cli {
 enum Command {
     /// Parse translation units and report totals and syntax errors.
     Parse(cli::parse::ParseArgs),
+    /// Lower translation units to the IR and print it.
+    Ir(cli::ir::IrArgs),
 }
 
 fn main() {
@@ -31,9 +33,17 @@ fn main() {
     };
     let result = match &args.command {
         Command::Parse(a) => cli::parse::run(a),
+        Command::Ir(a) => cli::ir::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),
+        // A closed pipe (`relay ... | head`) is not an error worth reporting.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            std::process::exit(exit::OK)
+        }
         Err(e) => {
             eprintln!("relay: error: {e:#}");
             std::process::exit(exit::USAGE);

@@ -1,5 +1,6 @@
 //! `relay parse`: parse every translation unit and report totals and syntax errors.
 
+use std::io::Write;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -168,15 +169,17 @@ fn parse_unit(input: &frontend::input::Input, list_functions: bool) -> UnitResul
 }
 
 fn print_report(r: &ParseReport, format: Format) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(r)?),
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(r)?)?,
         Format::Text => {
             if let Some(list) = &r.function_list {
                 for f in list {
-                    println!(
+                    writeln!(
+                        out,
                         "{}\t{}:{}\t{}",
                         f.tu, f.info.location.file, f.info.location.line, f.info.name
-                    );
+                    )?;
                 }
             }
             for e in &r.errors {
@@ -190,7 +193,8 @@ fn print_report(r: &ParseReport, format: Format) -> Result<()> {
                 }
             }
             let mb = r.bytes as f64 / 1e6;
-            println!(
+            writeln!(
+                out,
                 "parsed {} files ({} clean, {} unreadable): {} external declarations, {} function definitions, \
                  {} skipped declarations; {:.1} MB in {:.2} s ({:.1} MB/s)",
                 r.files,
@@ -202,7 +206,7 @@ fn print_report(r: &ParseReport, format: Format) -> Result<()> {
                 mb,
                 r.seconds,
                 if r.seconds > 0.0 { mb / r.seconds } else { 0.0 }
-            );
+            )?;
         }
     }
     Ok(())

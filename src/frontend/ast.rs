@@ -278,6 +278,8 @@ pub enum Derived {
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Declarator {
     pub name: Option<Sym>,
+    /// Offset of the name token (meaningful when `name` is set).
+    pub name_at: u32,
     /// Type constructors from the name outwards: `int *a[3]` is `[Array, Pointer]`.
     pub derived: List<Derived>,
     pub attrs: List<Attribute>,

@@ -54,6 +54,17 @@ impl Interner {
         Sym(idx)
     }
 
+    /// The symbol of `s` if it has been interned.
+    pub fn lookup(&self, s: &str) -> Option<Sym> {
+        let hash = self.hasher.hash_one(s);
+        self.table
+            .find(hash, |&idx| {
+                let (a, b) = self.spans[idx as usize];
+                &self.bytes[a as usize..b as usize] == s
+            })
+            .map(|&i| Sym(i))
+    }
+
     pub fn get(&self, s: Sym) -> &str {
         let (a, b) = self.spans[s.0 as usize];
         &self.bytes[a as usize..b as usize]

@@ -115,6 +115,11 @@ impl LineMap {
         }
     }
 
+    /// Every file named by a marker (index 0 is the unit itself), as `resolve` numbers them.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
     pub fn file_name(&self, index: u32) -> &str {
         &self.files[index as usize]
     }

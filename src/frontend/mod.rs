@@ -10,6 +10,7 @@ pub mod input;
 pub mod intern;
 pub mod lexer;
 pub mod linemap;
+pub mod lower;
 pub mod parser;
 pub mod token;
 
@@ -101,9 +102,7 @@ impl ItemView<'_> {
         };
         let d = &self.ast.functions[f].declarator;
         let name = self.interner.get(d.name?).to_string();
-        let location = self
-            .linemap
-            .location(name_offset(self.text, d.span.lo, &name));
+        let location = self.linemap.location(d.name_at);
         Some(FunctionInfo { name, location })
     }
 }
@@ -176,15 +175,4 @@ impl ParsedTu {
     pub fn heap_bytes(&self) -> usize {
         self.ast.heap_bytes() + self.interner.heap_bytes() + self.linemap.heap_bytes()
     }
-}
-
-/// Offset of `name` as a whole word at or after `from` (a declarator may start with `*` or
-/// attributes before its name).
-fn name_offset(text: &str, from: u32, name: &str) -> u32 {
-    let rest = &text.as_bytes()[from as usize..];
-    let is_word = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
-    let at = memchr::memmem::find_iter(rest, name.as_bytes()).find(|&i| {
-        !is_word(i.checked_sub(1).and_then(|j| rest.get(j))) && !is_word(rest.get(i + name.len()))
-    });
-    from + at.unwrap_or(0) as u32
 }

@@ -649,6 +649,7 @@ impl Parser<'_> {
         }
         Ok(Declarator {
             name: parts.name.map(|(s, _)| s),
+            name_at: parts.name.map_or(lo, |(_, span)| span.lo),
             derived: self.ast.derived.push_list(parts.derived),
             attrs: self.ast.attrs.push_list(parts.attrs),
             asm_label: None,

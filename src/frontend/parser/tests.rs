@@ -368,3 +368,16 @@ fn streaming_clears_the_tree_between_declarations() {
     assert_eq!(seen, 3);
     assert!(p.errors().is_empty());
 }
+
+#[test]
+fn declarator_records_where_its_name_is() {
+    let src = "int * __attribute__((section(\"f\")))\nf(void) { return 0; }";
+    let out = parse_ok(src);
+    let ExternalDecl::Function(f) = out.ast.items[0] else {
+        panic!()
+    };
+    assert_eq!(
+        out.ast.functions[f].declarator.name_at as usize,
+        src.find("\nf").unwrap() + 1
+    );
+}

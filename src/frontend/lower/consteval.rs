@@ -1,0 +1,188 @@
+//! Integer constant expressions (array sizes, enumerators, case labels, bit-field widths),
+//! evaluated on the syntax tree.
+
+use super::literal;
+use super::scope::Binding;
+use super::Lower;
+use crate::frontend::ast::{BinOp, ExprId, ExprKind, UnOp};
+use crate::ir::types::{IntKind, TypeKind};
+use crate::ir::TypeId;
+
+impl Lower<'_, '_> {
+    /// The value of an integer constant expression, or `None` if it is not one we can fold.
+    pub fn const_eval(&mut self, e: ExprId) -> Option<i128> {
+        let expr = self.ast.exprs[e];
+        match expr.kind {
+            ExprKind::Number => {
+                let s = self.span_text(expr.span);
+                if literal::is_float(s) {
+                    literal::float_literal(s).map(|(v, _)| v as i128)
+                } else {
+                    literal::int_literal(s).map(|(v, _)| v)
+                }
+            }
+            ExprKind::Char => Some(literal::char_literal(self.span_text(expr.span))),
+            ExprKind::Ident(s) => match self.st.scopes.lookup(s) {
+                Some(Binding::EnumConst { value, .. }) => Some(value),
+                _ => None,
+            },
+            ExprKind::Unary(op, a) => {
+                let a = self.const_eval(a)?;
+                match op {
+                    UnOp::Plus => Some(a),
+                    UnOp::Neg => Some(a.wrapping_neg()),
+                    UnOp::BitNot => Some(!a),
+                    UnOp::Not => Some((a == 0) as i128),
+                    _ => None,
+                }
+            }
+            ExprKind::Binary(op, a, b) => self.const_binary(op, a, b),
+            ExprKind::Cond(c, t, f) => {
+                let c = self.const_eval(c)?;
+                match (c != 0, t) {
+                    (true, Some(t)) => self.const_eval(t),
+                    (true, None) => Some(c),
+                    (false, _) => self.const_eval(f),
+                }
+            }
+            ExprKind::Cast(tn, a) => {
+                let v = self.const_eval(a)?;
+                let t = self.type_name(tn);
+                Some(self.truncate(v, t))
+            }
+            ExprKind::SizeofType(tn) => {
+                let t = self.type_name(tn);
+                self.size_of(t).map(|s| s as i128)
+            }
+            ExprKind::SizeofExpr(a) => {
+                let t = self.type_of_expr(a);
+                self.size_of(t).map(|s| s as i128)
+            }
+            ExprKind::TypesCompatible(a, b) => {
+                let (a, b) = (self.type_name(a), self.type_name(b));
+                let (a, b) = (self.types().unqualified(a), self.types().unqualified(b));
+                Some((a == b) as i128)
+            }
+            ExprKind::Call(callee, args) => self.const_builtin(callee, args),
+            ExprKind::Generic(..) => {
+                let chosen = self.generic_choice(e)?;
+                self.const_eval(chosen)
+            }
+            _ => None,
+        }
+    }
+
+    fn const_binary(&mut self, op: BinOp, a: ExprId, b: ExprId) -> Option<i128> {
+        let x = self.const_eval(a)?;
+        // Short-circuit operators need only the left side when it decides.
+        match (op, x != 0) {
+            (BinOp::LogAnd, false) => return Some(0),
+            (BinOp::LogOr, true) => return Some(1),
+            _ => {}
+        }
+        let y = self.const_eval(b)?;
+        Some(match op {
+            BinOp::Mul => x.wrapping_mul(y),
+            BinOp::Div => x.checked_div(y)?,
+            BinOp::Rem => x.checked_rem(y)?,
+            BinOp::Add => x.wrapping_add(y),
+            BinOp::Sub => x.wrapping_sub(y),
+            BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?)?,
+            BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?)?,
+            BinOp::Lt => (x < y) as i128,
+            BinOp::Gt => (x > y) as i128,
+            BinOp::Le => (x <= y) as i128,
+            BinOp::Ge => (x >= y) as i128,
+            BinOp::Eq => (x == y) as i128,
+            BinOp::Ne => (x != y) as i128,
+            BinOp::BitAnd => x & y,
+            BinOp::BitXor => x ^ y,
+            BinOp::BitOr => x | y,
+            BinOp::LogAnd | BinOp::LogOr => (y != 0) as i128,
+            BinOp::Comma => y,
+        })
+    }
+
+    /// `__builtin_constant_p`, `__builtin_expect` and `__builtin_choose_expr` fold.
+    fn const_builtin(
+        &mut self,
+        callee: ExprId,
+        args: crate::frontend::ast::List<ExprId>,
+    ) -> Option<i128> {
+        let ExprKind::Ident(s) = self.ast.exprs[callee].kind else {
+            return None;
+        };
+        let args = self.ast.expr_lists.get(args).to_vec();
+        match (self.interner.get(s), args.as_slice()) {
+            ("__builtin_constant_p", [a]) => Some(self.const_eval(*a).is_some() as i128),
+            ("__builtin_expect", [a, _]) => self.const_eval(*a),
+            ("__builtin_choose_expr", [c, t, f]) => {
+                if self.const_eval(*c)? != 0 {
+                    self.const_eval(*t)
+                } else {
+                    self.const_eval(*f)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Wraps a value to the width and signedness of an integer type.
+    fn truncate(&self, v: i128, t: TypeId) -> i128 {
+        match self.st.unit.types.kind(t) {
+            TypeKind::Bool => (v != 0) as i128,
+            TypeKind::Int { kind, signed } => {
+                let bits = int_bits(*kind);
+                if bits >= 128 {
+                    return v;
+                }
+                let m = v & ((1i128 << bits) - 1);
+                if *signed && m >> (bits - 1) & 1 == 1 {
+                    m - (1i128 << bits)
+                } else {
+                    m
+                }
+            }
+            _ => v,
+        }
+    }
+
+    /// Size in bytes on x86_64 for types without layout questions (scalars, pointers, arrays of
+    /// them). Records are `None`: relay does not compute struct layout.
+    pub fn size_of(&self, t: TypeId) -> Option<u64> {
+        use crate::ir::types::FloatKind;
+        let types = &self.st.unit.types;
+        Some(match types.kind(t) {
+            TypeKind::Bool => 1,
+            TypeKind::Int { kind, .. } => int_bits(*kind) as u64 / 8,
+            TypeKind::Enum { .. } => 4,
+            TypeKind::Pointer(_) => 8,
+            TypeKind::Float(k) | TypeKind::Complex(k) => {
+                let base = match k {
+                    FloatKind::Half | FloatKind::BFloat16 => 2,
+                    FloatKind::Float => 4,
+                    FloatKind::Double | FloatKind::Decimal => 8,
+                    FloatKind::LongDouble | FloatKind::Float128 => 16,
+                };
+                if matches!(types.kind(t), TypeKind::Complex(_)) {
+                    base * 2
+                } else {
+                    base
+                }
+            }
+            TypeKind::Array { elem, len } => self.size_of(*elem)? * (*len)?,
+            TypeKind::Vector { bytes, .. } => *bytes,
+            _ => return None,
+        })
+    }
+}
+
+pub(crate) fn int_bits(k: IntKind) -> u32 {
+    match k {
+        IntKind::Char => 8,
+        IntKind::Short => 16,
+        IntKind::Int => 32,
+        IntKind::Long | IntKind::LongLong => 64,
+        IntKind::Int128 => 128,
+    }
+}

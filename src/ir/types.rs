@@ -1,0 +1,289 @@
+//! C types, hash-consed per translation unit.
+//!
+//! A [`TypeId`] indexes the unit's [`TypeTable`]; equal types get equal ids, so type equality is id
+//! equality. Structs and unions are nominal: a [`RecordId`] names one definition in the unit, with
+//! its fields in order. Typedefs are resolved away; enums are integers that remember their tag.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::Name;
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub struct TypeId(pub u32);
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub struct RecordId(pub u32);
+
+/// Type qualifiers, as bit flags.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
+pub struct Quals(pub u8);
+impl Quals {
+    pub const CONST: u8 = 1;
+    pub const VOLATILE: u8 = 2;
+    pub const RESTRICT: u8 = 4;
+    pub const ATOMIC: u8 = 8;
+    pub fn has(self, q: u8) -> bool {
+        self.0 & q != 0
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+pub enum IntKind {
+    Char,
+    Short,
+    Int,
+    Long,
+    LongLong,
+    Int128,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+pub enum FloatKind {
+    Half,
+    BFloat16,
+    Float,
+    Double,
+    LongDouble,
+    Float128,
+    Decimal,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+pub enum TypeKind {
+    Void,
+    Bool,
+    Int {
+        kind: IntKind,
+        signed: bool,
+    },
+    Float(FloatKind),
+    Complex(FloatKind),
+    Pointer(TypeId),
+    Array {
+        elem: TypeId,
+        len: Option<u64>,
+    },
+    Function {
+        ret: TypeId,
+        params: Vec<TypeId>,
+        variadic: bool,
+        prototyped: bool,
+    },
+    Record(RecordId),
+    /// An enumeration: an `int` that remembers its tag.
+    Enum {
+        tag: Option<Name>,
+    },
+    /// GCC vector extension (`vector_size`).
+    Vector {
+        elem: TypeId,
+        bytes: u64,
+    },
+    /// A type the front end could not resolve; a diagnostic was reported.
+    Unknown,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+pub struct Type {
+    pub kind: TypeKind,
+    pub quals: Quals,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum RecordKind {
+    Struct,
+    Union,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FieldDef {
+    /// The member's name; anonymous struct/union members get a synthetic `<anon.N>` name.
+    pub name: Name,
+    /// True for an anonymous struct/union member, whose fields are reachable directly.
+    pub anonymous: bool,
+    pub ty: TypeId,
+    pub bit_width: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RecordDef {
+    pub kind: RecordKind,
+    pub tag: Option<Name>,
+    pub fields: Vec<FieldDef>,
+    /// False while only declared (`struct s;`) or being defined.
+    pub complete: bool,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+pub struct TypeTable {
+    types: Vec<Type>,
+    #[serde(skip)]
+    ids: FxHashMap<Type, TypeId>,
+    records: Vec<RecordDef>,
+}
+
+impl TypeTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn intern(&mut self, kind: TypeKind, quals: Quals) -> TypeId {
+        let t = Type { kind, quals };
+        if let Some(&id) = self.ids.get(&t) {
+            return id;
+        }
+        let id = TypeId(self.types.len() as u32);
+        self.types.push(t.clone());
+        self.ids.insert(t, id);
+        id
+    }
+
+    pub fn get(&self, id: TypeId) -> &Type {
+        &self.types[id.0 as usize]
+    }
+
+    pub fn kind(&self, id: TypeId) -> &TypeKind {
+        &self.types[id.0 as usize].kind
+    }
+
+    pub fn quals(&self, id: TypeId) -> Quals {
+        self.types[id.0 as usize].quals
+    }
+
+    /// The same type with extra qualifiers.
+    pub fn qualified(&mut self, id: TypeId, quals: Quals) -> TypeId {
+        if quals.0 == 0 {
+            return id;
+        }
+        let t = self.get(id).clone();
+        self.intern(t.kind, Quals(t.quals.0 | quals.0))
+    }
+
+    /// The same type without qualifiers.
+    pub fn unqualified(&mut self, id: TypeId) -> TypeId {
+        if self.quals(id).0 == 0 {
+            return id;
+        }
+        let kind = self.kind(id).clone();
+        self.intern(kind, Quals::default())
+    }
+
+    pub fn void(&mut self) -> TypeId {
+        self.intern(TypeKind::Void, Quals::default())
+    }
+    pub fn int(&mut self) -> TypeId {
+        self.intern(
+            TypeKind::Int {
+                kind: IntKind::Int,
+                signed: true,
+            },
+            Quals::default(),
+        )
+    }
+    pub fn unknown(&mut self) -> TypeId {
+        self.intern(TypeKind::Unknown, Quals::default())
+    }
+    pub fn pointer_to(&mut self, t: TypeId) -> TypeId {
+        self.intern(TypeKind::Pointer(t), Quals::default())
+    }
+
+    pub fn new_record(&mut self, kind: RecordKind, tag: Option<Name>) -> RecordId {
+        self.records.push(RecordDef {
+            kind,
+            tag,
+            fields: Vec::new(),
+            complete: false,
+        });
+        RecordId(self.records.len() as u32 - 1)
+    }
+
+    pub fn record(&self, id: RecordId) -> &RecordDef {
+        &self.records[id.0 as usize]
+    }
+
+    pub fn complete_record(&mut self, id: RecordId, fields: Vec<FieldDef>) {
+        let r = &mut self.records[id.0 as usize];
+        r.fields = fields;
+        r.complete = true;
+    }
+
+    pub fn records(&self) -> &[RecordDef] {
+        &self.records
+    }
+
+    pub fn len(&self) -> usize {
+        self.types.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+
+    /// The pointee of a pointer type (arrays decay), or `None`.
+    pub fn pointee(&self, id: TypeId) -> Option<TypeId> {
+        match self.kind(id) {
+            TypeKind::Pointer(t) => Some(*t),
+            TypeKind::Array { elem, .. } => Some(*elem),
+            _ => None,
+        }
+    }
+
+    /// The record of a struct/union type, or `None`.
+    pub fn as_record(&self, id: TypeId) -> Option<RecordId> {
+        match self.kind(id) {
+            TypeKind::Record(r) => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// The path of members that reaches `name` in record `rid`, looking through anonymous members:
+    /// `[(record, member)]`, outermost first.
+    pub fn find_field(&self, rid: RecordId, name: Name) -> Option<Vec<(RecordId, usize)>> {
+        let rec = self.record(rid);
+        if let Some(i) = rec
+            .fields
+            .iter()
+            .position(|f| !f.anonymous && f.name == name)
+        {
+            return Some(vec![(rid, i)]);
+        }
+        for (i, f) in rec.fields.iter().enumerate().filter(|(_, f)| f.anonymous) {
+            if let Some(inner) = self.as_record(f.ty) {
+                if let Some(mut path) = self.find_field(inner, name) {
+                    path.insert(0, (rid, i));
+                    return Some(path);
+                }
+            }
+        }
+        None
+    }
+
+    pub fn is_integer(&self, id: TypeId) -> bool {
+        matches!(
+            self.kind(id),
+            TypeKind::Int { .. } | TypeKind::Bool | TypeKind::Enum { .. }
+        )
+    }
+
+    pub fn is_arithmetic(&self, id: TypeId) -> bool {
+        self.is_integer(id) || matches!(self.kind(id), TypeKind::Float(_) | TypeKind::Complex(_))
+    }
+
+    pub fn is_pointer_like(&self, id: TypeId) -> bool {
+        matches!(
+            self.kind(id),
+            TypeKind::Pointer(_) | TypeKind::Array { .. } | TypeKind::Function { .. }
+        )
+    }
+
+    /// Rebuilds the interning map after deserialisation.
+    pub fn reindex(&mut self) {
+        self.ids = self
+            .types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), TypeId(i as u32)))
+            .collect();
+    }
+}
