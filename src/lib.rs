@@ -3,6 +3,7 @@
 //! See ARCHITECTURE.md for the pipeline and where each stage lives.
 
 pub mod cli;
+pub mod driver;
 pub mod frontend;
 pub mod ir;
 pub mod link;

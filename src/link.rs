@@ -39,8 +39,8 @@ use crate::ir::print::Printer;
 use crate::ir::types::TypeTable;
 use crate::ir::visit::{self, VisitMut};
 use crate::ir::{
-    Const, Expr, FuncId, FuncRef, Function, Global, Linkage, Loc, LowerDiagnostic, Name, TypeId,
-    UnitIr, VarFlags, VarRef,
+    Const, Expr, FuncId, FuncRef, Function, Global, GlobalId, Linkage, Loc, LowerDiagnostic, Name,
+    TypeId, UnitIr, VarFlags, VarRef,
 };
 
 /// Marks an unmapped or out-of-range index.
@@ -119,43 +119,41 @@ impl Program {
         self.names.get(self.functions[id.index()].name)
     }
 
-    /// The whole program in the [`Printer`] format, for `relay ir` and tests: files, strings,
-    /// globals and functions in id order. Static functions print as `name@unit`.
-    pub fn dump(&self) -> String {
-        use std::fmt::Write;
-        // The printer wants a slice of globals for their names; initializers are not needed.
-        let shallow: Vec<Global> = self
-            .globals
-            .iter()
-            .map(|g| {
-                let g = &g.global;
-                Global {
-                    name: g.name,
-                    ty: g.ty,
-                    kind: g.kind,
-                    linkage: g.linkage,
-                    flags: g.flags,
-                    defined: g.defined,
-                    init: Vec::new(),
-                    loc: g.loc,
-                }
-            })
-            .collect();
-        let function_name = |id: FuncId| match self.functions.get(id.index()) {
+    /// A printer for IR that belongs to `unit` (an index into `units`).
+    pub fn printer(&self, unit: u32) -> Printer<'_> {
+        Printer {
+            names: &self.names,
+            types: &self.units[unit as usize].types,
+            global_name: Box::new(|g| self.global_name(g)),
+            strings: &self.strings,
+            files: &self.files,
+            function_name: Box::new(|f| self.function_label(f)),
+        }
+    }
+
+    /// A function's printed name: static functions are `name@unit`.
+    pub fn function_label(&self, id: FuncId) -> String {
+        match self.functions.get(id.index()) {
             Some(f) if f.linkage == Linkage::Internal => {
                 format!("{}@{}", self.names.get(f.name), f.unit)
             }
             Some(f) => self.names.get(f.name).to_string(),
             None => format!("fn#{}", id.0),
-        };
-        let printer = |unit: u32| Printer {
-            names: &self.names,
-            types: &self.units[unit as usize].types,
-            globals: &shallow,
-            strings: &self.strings,
-            files: &self.files,
-            function_name: &function_name,
-        };
+        }
+    }
+
+    pub fn global_name(&self, id: GlobalId) -> String {
+        match self.globals.get(id.index()) {
+            Some(g) => self.names.get(g.global.name).to_string(),
+            None => format!("global#{}", id.0),
+        }
+    }
+
+    /// The whole program in the [`Printer`] format, for `relay ir` and tests: files, strings,
+    /// globals and functions in id order. Static functions print as `name@unit`.
+    pub fn dump(&self) -> String {
+        use std::fmt::Write;
+        let printer = |unit: u32| self.printer(unit);
         let mut out = String::new();
         for (i, u) in self.units.iter().enumerate() {
             writeln!(out, "unit {i} (#{}): {}", u.index, u.name).unwrap();

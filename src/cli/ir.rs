@@ -1,21 +1,18 @@
-//! `relay ir`: lower translation units and print their IR.
+//! `relay ir`: lower and link translation units, print the program's IR.
 
 use std::io::Write;
 
 use anyhow::Result;
 use clap::Args;
-use rayon::prelude::*;
 
 use super::{exit, InputArgs};
-use crate::frontend::lower::{lower_unit, LowerOutput};
-use crate::ir::names::Names;
-use crate::ir::print::Printer;
+use crate::driver;
 
 #[derive(Args, Debug)]
 pub struct IrArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Print only the function(s) with this name.
+    /// Print only the function(s) with this name (and no globals).
     #[arg(long, value_name = "NAME")]
     pub function: Option<String>,
 }
@@ -23,55 +20,42 @@ pub struct IrArgs {
 pub fn run(args: &IrArgs) -> Result<i32> {
     let inputs = args.input.inputs()?;
     let pool = args.input.pool()?;
-    let names = Names::new();
-    let units: Vec<Result<LowerOutput>> = pool.install(|| {
-        inputs
-            .par_iter()
-            .map(|input| {
-                let text = input.load()?;
-                Ok(lower_unit(input.display_name(), &text, &names))
-            })
-            .collect()
-    });
-    let mut out = std::io::stdout().lock();
+    let build = driver::build(&inputs, &pool, false);
+    let program = &build.program;
     let mut problems = 0;
-    for (input, unit) in inputs.iter().zip(units) {
-        let unit = match unit {
-            Ok(u) => u,
-            Err(e) => {
-                eprintln!("error: {}: {e:#}", input.display_name());
-                problems += 1;
-                continue;
-            }
-        };
-        for e in &unit.parse_errors {
+    for u in &build.units {
+        if let Some(e) = &u.load_error {
+            eprintln!("error: {}: {e}", u.tu);
+            problems += 1;
+        }
+        for e in &u.parse_errors {
             eprintln!("error: {e} (declaration skipped)");
             problems += 1;
         }
-        let u = &unit.unit;
-        let name_of = |_: crate::ir::FuncId| String::from("?");
-        let p = Printer {
-            names: &names,
-            types: &u.types,
-            globals: &u.globals,
-            strings: &u.strings,
-            files: &u.files,
-            function_name: &name_of,
-        };
-        for d in &u.diagnostics {
-            eprintln!("warning: {}: {}", p.loc(d.loc), d.message);
+    }
+    let mut out = std::io::stdout().lock();
+    for (i, unit) in program.units.iter().enumerate() {
+        let p = program.printer(i as u32);
+        for d in &unit.diagnostics {
+            eprintln!("warning: {}: {} (lowering)", p.loc(d.loc), d.message);
         }
-        let wanted =
-            |n: crate::ir::Name| args.function.as_deref().is_none_or(|f| names.get(n) == f);
-        if args.function.is_none() {
-            for g in &u.globals {
-                write!(out, "{}", p.global(g))?;
-            }
+    }
+    if args.function.is_none() {
+        for g in &program.globals {
+            write!(out, "{}", program.printer(g.unit).global(&g.global))?;
         }
-        for f in u.functions.iter().filter(|f| wanted(f.name)) {
-            writeln!(out)?;
-            write!(out, "{}", p.function(f))?;
+    }
+    for f in &program.functions {
+        let Some(body) = &f.body else { continue };
+        if args
+            .function
+            .as_deref()
+            .is_some_and(|n| program.names.get(f.name) != n)
+        {
+            continue;
         }
+        writeln!(out)?;
+        write!(out, "{}", program.printer(f.unit).function(body))?;
     }
     Ok(if problems > 0 {
         exit::FINDINGS

@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{exit, Format, InputArgs};
-use crate::frontend::{self, FunctionInfo};
+use crate::driver;
+use crate::frontend::FunctionInfo;
 
 #[derive(Args, Debug)]
 pub struct ParseArgs {
@@ -41,6 +41,21 @@ pub struct FunctionEntry {
     pub info: FunctionInfo,
 }
 
+/// IR totals: what lowering and linking produced.
+#[derive(Serialize, Debug, Default)]
+pub struct IrTotals {
+    /// Function definitions lowered, after identical header copies were merged.
+    pub functions_lowered: usize,
+    /// Identical `static inline` copies merged away by the linker.
+    pub duplicates_removed: usize,
+    pub instructions: usize,
+    pub globals: usize,
+    /// Functions called or declared but defined in no unit.
+    pub externals: usize,
+    /// Constructs that could not be lowered faithfully (listed in `lowering_errors`).
+    pub lowering_failures: usize,
+}
+
 /// Totals of a parse run. Field names are part of the JSON contract (version 1).
 #[derive(Serialize, Debug, Default)]
 pub struct ParseReport {
@@ -55,48 +70,85 @@ pub struct ParseReport {
     pub bytes: u64,
     pub seconds: f64,
     pub errors: Vec<ErrorEntry>,
+    pub ir: IrTotals,
+    pub lowering_errors: Vec<ErrorEntry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub function_list: Option<Vec<FunctionEntry>>,
-}
-
-/// What one worker learns from one unit; the tree itself is dropped before this is returned.
-struct UnitResult {
-    bytes: u64,
-    external_decls: usize,
-    functions: usize,
-    errors: Vec<ErrorEntry>,
-    failed: bool,
-    function_list: Vec<FunctionEntry>,
 }
 
 pub fn run(args: &ParseArgs) -> Result<i32> {
     let inputs = args.input.inputs()?;
     let pool = args.input.pool()?;
     let start = Instant::now();
-    let results: Vec<UnitResult> = pool.install(|| {
-        inputs
-            .par_iter()
-            .map(|input| parse_unit(input, args.list_functions))
-            .collect()
-    });
+    let build = driver::build(&inputs, &pool, args.list_functions);
     let mut report = ParseReport {
         version: 1,
-        files: results.len(),
+        files: build.units.len(),
         ..Default::default()
     };
     let mut functions = Vec::new();
-    for r in results {
-        report.bytes += r.bytes;
-        report.external_decls += r.external_decls;
-        report.functions += r.functions;
-        report.failed_files += r.failed as usize;
-        report.clean_files += (!r.failed && r.errors.is_empty()) as usize;
-        if !r.failed {
-            report.skipped_decls += r.errors.len();
+    for u in build.units {
+        report.bytes += u.bytes;
+        report.external_decls += u.external_decls;
+        report.functions += u.function_definitions;
+        if let Some(e) = u.load_error {
+            report.failed_files += 1;
+            report.errors.push(ErrorEntry {
+                tu: u.tu.clone(),
+                file: u.tu,
+                line: 0,
+                col: 0,
+                message: e,
+            });
+            continue;
         }
-        report.errors.extend(r.errors);
-        functions.extend(r.function_list);
+        report.clean_files += u.parse_errors.is_empty() as usize;
+        report.skipped_decls += u.parse_errors.len();
+        report
+            .errors
+            .extend(u.parse_errors.into_iter().map(|d| ErrorEntry {
+                tu: u.tu.clone(),
+                file: d.location.file,
+                line: d.location.line,
+                col: d.location.col,
+                message: d.message,
+            }));
+        functions.extend(u.functions.into_iter().map(|info| FunctionEntry {
+            tu: u.tu.clone(),
+            info,
+        }));
     }
+    let program = &build.program;
+    report.ir = IrTotals {
+        functions_lowered: program.stats.functions_defined,
+        duplicates_removed: program.stats.duplicates_removed,
+        instructions: program
+            .functions
+            .iter()
+            .filter_map(|f| f.body.as_ref())
+            .map(instruction_count)
+            .sum(),
+        globals: program.globals.len(),
+        externals: program.stats.externals,
+        lowering_failures: 0,
+    };
+    for unit in &program.units {
+        for d in &unit.diagnostics {
+            let file = program
+                .files
+                .get(d.loc.file as usize)
+                .cloned()
+                .unwrap_or_default();
+            report.lowering_errors.push(ErrorEntry {
+                tu: unit.name.clone(),
+                file,
+                line: d.loc.line,
+                col: d.loc.col,
+                message: d.message.clone(),
+            });
+        }
+    }
+    report.ir.lowering_failures = report.lowering_errors.len();
     report.seconds = start.elapsed().as_secs_f64();
     if args.list_functions {
         report.function_list = Some(functions);
@@ -111,61 +163,8 @@ pub fn run(args: &ParseArgs) -> Result<i32> {
     })
 }
 
-fn parse_unit(input: &frontend::input::Input, list_functions: bool) -> UnitResult {
-    let tu = input.display_name();
-    let text = match input.load() {
-        Ok(t) => t,
-        Err(e) => {
-            let error = ErrorEntry {
-                tu: tu.clone(),
-                file: tu,
-                line: 0,
-                col: 0,
-                message: format!("{e:#}"),
-            };
-            return UnitResult {
-                bytes: 0,
-                external_decls: 0,
-                functions: 0,
-                errors: vec![error],
-                failed: true,
-                function_list: vec![],
-            };
-        }
-    };
-    let bytes = text.len() as u64;
-    let mut functions = 0;
-    let mut function_list = Vec::new();
-    let summary = frontend::parse_streaming(tu.clone(), &text, |item| {
-        if let Some(info) = item.function_info() {
-            functions += 1;
-            if list_functions {
-                function_list.push(FunctionEntry {
-                    tu: tu.clone(),
-                    info,
-                });
-            }
-        }
-    });
-    let errors = summary
-        .errors
-        .iter()
-        .map(|d| ErrorEntry {
-            tu: tu.clone(),
-            file: d.location.file.clone(),
-            line: d.location.line,
-            col: d.location.col,
-            message: d.message.clone(),
-        })
-        .collect();
-    UnitResult {
-        bytes,
-        external_decls: summary.external_decls,
-        functions,
-        errors,
-        failed: false,
-        function_list,
-    }
+fn instruction_count(f: &crate::ir::Function) -> usize {
+    f.blocks.iter().map(|b| b.instrs.len() + 1).sum()
 }
 
 fn print_report(r: &ParseReport, format: Format) -> Result<()> {
@@ -192,6 +191,19 @@ fn print_report(r: &ParseReport, format: Format) -> Result<()> {
                     );
                 }
             }
+            for e in &r.lowering_errors {
+                eprintln!(
+                    "warning: {}:{}:{}: {} (lowering; in {})",
+                    e.file, e.line, e.col, e.message, e.tu
+                );
+            }
+            let ir = &r.ir;
+            writeln!(
+                out,
+                "lowered {} functions ({} identical copies merged), {} instructions, {} globals, {} external functions, \
+                 {} lowering failures",
+                ir.functions_lowered, ir.duplicates_removed, ir.instructions, ir.globals, ir.externals, ir.lowering_failures
+            )?;
             let mb = r.bytes as f64 / 1e6;
             writeln!(
                 out,

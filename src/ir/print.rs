@@ -19,11 +19,12 @@ use super::*;
 pub struct Printer<'a> {
     pub names: &'a Names,
     pub types: &'a TypeTable,
-    pub globals: &'a [Global],
+    /// Name of a global (unit-local before linking, program-wide after).
+    pub global_name: Box<dyn Fn(GlobalId) -> String + 'a>,
     pub strings: &'a [String],
     pub files: &'a [String],
     /// Name of a linked function, when printing after linking.
-    pub function_name: &'a dyn Fn(FuncId) -> String,
+    pub function_name: Box<dyn Fn(FuncId) -> String + 'a>,
 }
 
 impl Printer<'_> {
@@ -126,10 +127,7 @@ impl Printer<'_> {
 
     fn var(&self, f: Option<&Function>, v: VarRef) -> String {
         match v {
-            VarRef::Global(g) => self
-                .globals
-                .get(g.index())
-                .map_or(format!("global#{}", g.0), |g| self.names.get(g.name).into()),
+            VarRef::Global(g) => (self.global_name)(g),
             VarRef::Local(l) => match f.and_then(|f| f.locals.get(l.index())) {
                 Some(local) => self.names.get(local.name).into(),
                 None => format!("local#{}", l.0),

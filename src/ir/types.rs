@@ -113,6 +113,9 @@ pub struct RecordDef {
     pub fields: Vec<FieldDef>,
     /// False while only declared (`struct s;`) or being defined.
     pub complete: bool,
+    /// `__attribute__((packed))`: no padding between members.
+    #[serde(default)]
+    pub packed: bool,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -194,6 +197,7 @@ impl TypeTable {
             tag,
             fields: Vec::new(),
             complete: false,
+            packed: false,
         });
         RecordId(self.records.len() as u32 - 1)
     }
@@ -202,10 +206,11 @@ impl TypeTable {
         &self.records[id.0 as usize]
     }
 
-    pub fn complete_record(&mut self, id: RecordId, fields: Vec<FieldDef>) {
+    pub fn complete_record(&mut self, id: RecordId, fields: Vec<FieldDef>, packed: bool) {
         let r = &mut self.records[id.0 as usize];
         r.fields = fields;
         r.complete = true;
+        r.packed = packed;
     }
 
     pub fn records(&self) -> &[RecordDef] {

@@ -116,6 +116,12 @@ impl Lower<'_, '_> {
         match (self.interner.get(s), args.as_slice()) {
             ("__builtin_constant_p", [a]) => Some(self.const_eval(*a).is_some() as i128),
             ("__builtin_expect", [a, _]) => self.const_eval(*a),
+            ("__builtin_bswap16", [a]) => Some((self.const_eval(*a)? as u16).swap_bytes() as i128),
+            ("__builtin_bswap32", [a]) => Some((self.const_eval(*a)? as u32).swap_bytes() as i128),
+            ("__builtin_bswap64", [a]) => Some((self.const_eval(*a)? as u64).swap_bytes() as i128),
+            ("__builtin_popcount" | "__builtin_popcountl" | "__builtin_popcountll", [a]) => {
+                Some((self.const_eval(*a)? as u64).count_ones() as i128)
+            }
             ("__builtin_choose_expr", [c, t, f]) => {
                 if self.const_eval(*c)? != 0 {
                     self.const_eval(*t)
@@ -147,33 +153,77 @@ impl Lower<'_, '_> {
         }
     }
 
-    /// Size in bytes on x86_64 for types without layout questions (scalars, pointers, arrays of
-    /// them). Records are `None`: relay does not compute struct layout.
     pub fn size_of(&self, t: TypeId) -> Option<u64> {
-        use crate::ir::types::FloatKind;
-        let types = &self.st.unit.types;
-        Some(match types.kind(t) {
-            TypeKind::Bool => 1,
-            TypeKind::Int { kind, .. } => int_bits(*kind) as u64 / 8,
-            TypeKind::Enum { .. } => 4,
-            TypeKind::Pointer(_) => 8,
-            TypeKind::Float(k) | TypeKind::Complex(k) => {
-                let base = match k {
-                    FloatKind::Half | FloatKind::BFloat16 => 2,
-                    FloatKind::Float => 4,
-                    FloatKind::Double | FloatKind::Decimal => 8,
-                    FloatKind::LongDouble | FloatKind::Float128 => 16,
-                };
-                if matches!(types.kind(t), TypeKind::Complex(_)) {
-                    base * 2
-                } else {
-                    base
+        layout(&self.st.unit.types, t).map(|(size, _)| size)
+    }
+}
+
+/// Size and alignment in bytes on x86-64 (System V). Structs lay members out in order with
+/// natural alignment (none when packed); consecutive bit-fields share storage units; unions take
+/// their largest member. `None` for incomplete and unknown types.
+pub(crate) fn layout(types: &crate::ir::TypeTable, t: TypeId) -> Option<(u64, u64)> {
+    use crate::ir::types::{FloatKind, RecordKind};
+    let scalar = |n: u64| Some((n, n));
+    match types.kind(t) {
+        TypeKind::Bool => scalar(1),
+        TypeKind::Int { kind, .. } => scalar(int_bits(*kind) as u64 / 8),
+        TypeKind::Enum { .. } => scalar(4),
+        TypeKind::Pointer(_) => scalar(8),
+        TypeKind::Float(k) | TypeKind::Complex(k) => {
+            let base = match k {
+                FloatKind::Half | FloatKind::BFloat16 => 2,
+                FloatKind::Float => 4,
+                FloatKind::Double | FloatKind::Decimal => 8,
+                FloatKind::LongDouble | FloatKind::Float128 => 16,
+            };
+            let size = if matches!(types.kind(t), TypeKind::Complex(_)) {
+                base * 2
+            } else {
+                base
+            };
+            Some((size, base))
+        }
+        TypeKind::Array { elem, len } => {
+            let (size, align) = layout(types, *elem)?;
+            Some((size * len.unwrap_or(0), align))
+        }
+        TypeKind::Vector { bytes, .. } => Some((*bytes, (*bytes).max(1))),
+        TypeKind::Record(r) => {
+            let rec = types.record(*r);
+            if !rec.complete {
+                return None;
+            }
+            let (mut size, mut align, mut bits_used, mut unit) = (0u64, 1u64, 0u64, 0u64);
+            for f in &rec.fields {
+                let (fsize, falign) = layout(types, f.ty)?;
+                let falign = if rec.packed { 1 } else { falign };
+                align = align.max(falign);
+                if rec.kind == RecordKind::Union {
+                    size = size.max(fsize);
+                    continue;
+                }
+                match f.bit_width {
+                    Some(w) => {
+                        let w = w as u64;
+                        if unit == 0 || bits_used + w > unit * 8 || w == 0 {
+                            size = size.div_ceil(falign) * falign;
+                            unit = fsize;
+                            bits_used = 0;
+                            if w > 0 {
+                                size += fsize;
+                            }
+                        }
+                        bits_used += w;
+                    }
+                    None => {
+                        unit = 0;
+                        size = size.div_ceil(falign) * falign + fsize;
+                    }
                 }
             }
-            TypeKind::Array { elem, len } => self.size_of(*elem)? * (*len)?,
-            TypeKind::Vector { bytes, .. } => *bytes,
-            _ => return None,
-        })
+            Some((size.div_ceil(align) * align, align))
+        }
+        _ => None,
     }
 }
 

@@ -40,10 +40,21 @@ pub struct LowerOutput {
 
 /// Parses and lowers one unit.
 pub fn lower_unit(name: String, text: &str, names: &Names) -> LowerOutput {
+    lower_unit_with(name, text, names, |_| {})
+}
+
+/// Parses and lowers one unit, showing each external declaration to `on_item` first.
+pub fn lower_unit_with(
+    name: String,
+    text: &str,
+    names: &Names,
+    mut on_item: impl FnMut(&ItemView<'_>),
+) -> LowerOutput {
     let mut st = UnitState::new(names, name.clone());
     let mut builtins_bound = false;
     let mut function_definitions = 0;
     let summary = parse_streaming(name, text, |item| {
+        on_item(item);
         if matches!(item.item, ExternalDecl::Function(_)) {
             function_definitions += 1;
         }

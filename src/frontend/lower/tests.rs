@@ -16,3 +16,61 @@ fn lowers_a_small_function() {
     assert_eq!(u.functions.len(), 1);
     assert_eq!(u.globals.len(), 1);
 }
+
+#[test]
+fn case_labels_fold_byte_swaps_and_constant_p() {
+    let src = "typedef unsigned short u16;
+        int f(int x) {
+            switch (x) {
+            case (u16)__builtin_bswap16((u16)(0x0800)): return 1;
+            case (__builtin_constant_p(3) ? 3 : x): return 2;
+            case 'a' ... 'z': return 3;
+            }
+            return 0;
+        }";
+    let (u, _) = lower(src);
+    assert!(u.diagnostics.is_empty(), "{:?}", u.diagnostics);
+    let f = &u.functions[0];
+    let cases: Vec<(i128, i128)> = f
+        .blocks
+        .iter()
+        .filter_map(|b| match &b.term {
+            Terminator::Switch { cases, .. } => {
+                Some(cases.iter().map(|c| (c.lo, c.hi)).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(cases, vec![(0x0008, 0x0008), (3, 3), (97, 122)]);
+}
+
+#[test]
+fn sizeof_follows_the_x86_64_layout() {
+    let src = "struct a { char c; int i; };            /* 8 */
+        struct b { char c; long l; short s; };       /* 24 */
+        struct __attribute__((packed)) p { char c; int i; }; /* 5 */
+        struct bf { unsigned a : 3, b : 5; unsigned c : 30; }; /* 8 */
+        union u { char c[5]; int i; };               /* 8 */
+        int x[] = { sizeof(struct a), sizeof(struct b), sizeof(struct p), sizeof(struct bf), sizeof(union u), sizeof(long double) };
+        int f(int k) { switch (k) { case sizeof(struct b): return 1; } return 0; }";
+    let (u, names) = lower(src);
+    assert!(u.diagnostics.is_empty(), "{:?}", u.diagnostics);
+    let x = u.globals.iter().find(|g| names.get(g.name) == "x").unwrap();
+    let sizes: Vec<String> = x
+        .init
+        .iter()
+        .map(|i| match i {
+            Instr::Assign {
+                src: Expr::SizeOf(t),
+                ..
+            } => consteval::layout(&u.types, *t).map_or("?".into(), |(s, _)| s.to_string()),
+            Instr::Assign {
+                src: Expr::Const(Const::Int(v)),
+                ..
+            } => v.to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(sizes, ["8", "24", "5", "8", "8", "16"]);
+}

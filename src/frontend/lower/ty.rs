@@ -152,7 +152,13 @@ impl Lower<'_, '_> {
         };
         if let Some(fields) = spec.fields {
             let defs = self.fields(fields);
-            self.types().complete_record(record, defs);
+            let packed = self
+                .ast
+                .attrs
+                .get(spec.attrs)
+                .iter()
+                .any(|a| self.interner.get(a.name).trim_matches('_') == "packed");
+            self.types().complete_record(record, defs, packed);
         }
         self.types()
             .intern(TypeKind::Record(record), Quals::default())
