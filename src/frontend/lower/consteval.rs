@@ -64,6 +64,7 @@ impl Lower<'_, '_> {
                 Some((a == b) as i128)
             }
             ExprKind::Call(callee, args) => self.const_builtin(callee, args),
+            ExprKind::Offsetof(tn, path) => self.offset_of(tn, path),
             ExprKind::Generic(..) => {
                 let chosen = self.generic_choice(e)?;
                 self.const_eval(chosen)
@@ -101,6 +102,38 @@ impl Lower<'_, '_> {
             BinOp::LogAnd | BinOp::LogOr => (y != 0) as i128,
             BinOp::Comma => y,
         })
+    }
+
+    /// `offsetof(T, a.b[2])` from the x86-64 layout.
+    pub fn offset_of(
+        &mut self,
+        tn: crate::frontend::ast::TypeNameId,
+        path: crate::frontend::ast::List<crate::frontend::ast::Designator>,
+    ) -> Option<i128> {
+        use crate::frontend::ast::Designator;
+        let mut t = self.type_name(tn);
+        let mut offset = 0u64;
+        for d in self.ast.designators.get(path).to_vec() {
+            match d {
+                Designator::Field(s) => {
+                    let name = self.name(s);
+                    let rid = self.st.unit.types.as_record(t)?;
+                    for (record, i) in self.st.unit.types.find_field(rid, name)? {
+                        offset += record_layout(&self.st.unit.types, record)?.2[i];
+                        t = self.st.unit.types.record(record).fields[i].ty;
+                    }
+                }
+                Designator::Index(e) | Designator::Range(e, _) => {
+                    let i = u64::try_from(self.const_eval(e)?).ok()?;
+                    let TypeKind::Array { elem, .. } = *self.st.unit.types.kind(t) else {
+                        return None;
+                    };
+                    offset += layout(&self.st.unit.types, elem)?.0 * i;
+                    t = elem;
+                }
+            }
+        }
+        Some(offset as i128)
     }
 
     /// `__builtin_constant_p`, `__builtin_expect` and `__builtin_choose_expr` fold.
@@ -162,7 +195,7 @@ impl Lower<'_, '_> {
 /// natural alignment (none when packed); consecutive bit-fields share storage units; unions take
 /// their largest member. `None` for incomplete and unknown types.
 pub(crate) fn layout(types: &crate::ir::TypeTable, t: TypeId) -> Option<(u64, u64)> {
-    use crate::ir::types::{FloatKind, RecordKind};
+    use crate::ir::types::FloatKind;
     let scalar = |n: u64| Some((n, n));
     match types.kind(t) {
         TypeKind::Bool => scalar(1),
@@ -188,43 +221,55 @@ pub(crate) fn layout(types: &crate::ir::TypeTable, t: TypeId) -> Option<(u64, u6
             Some((size * len.unwrap_or(0), align))
         }
         TypeKind::Vector { bytes, .. } => Some((*bytes, (*bytes).max(1))),
-        TypeKind::Record(r) => {
-            let rec = types.record(*r);
-            if !rec.complete {
-                return None;
-            }
-            let (mut size, mut align, mut bits_used, mut unit) = (0u64, 1u64, 0u64, 0u64);
-            for f in &rec.fields {
-                let (fsize, falign) = layout(types, f.ty)?;
-                let falign = if rec.packed { 1 } else { falign };
-                align = align.max(falign);
-                if rec.kind == RecordKind::Union {
-                    size = size.max(fsize);
-                    continue;
-                }
-                match f.bit_width {
-                    Some(w) => {
-                        let w = w as u64;
-                        if unit == 0 || bits_used + w > unit * 8 || w == 0 {
-                            size = size.div_ceil(falign) * falign;
-                            unit = fsize;
-                            bits_used = 0;
-                            if w > 0 {
-                                size += fsize;
-                            }
-                        }
-                        bits_used += w;
-                    }
-                    None => {
-                        unit = 0;
-                        size = size.div_ceil(falign) * falign + fsize;
-                    }
-                }
-            }
-            Some((size.div_ceil(align) * align, align))
-        }
+        TypeKind::Record(r) => record_layout(types, *r).map(|(size, align, _)| (size, align)),
         _ => None,
     }
+}
+
+/// Size, alignment and member offsets (bytes; a bit-field's offset is its storage unit's).
+pub(crate) fn record_layout(
+    types: &crate::ir::TypeTable,
+    r: crate::ir::RecordId,
+) -> Option<(u64, u64, Vec<u64>)> {
+    use crate::ir::types::RecordKind;
+    let rec = types.record(r);
+    if !rec.complete {
+        return None;
+    }
+    let (mut size, mut align, mut bits_used, mut unit) = (0u64, 1u64, 0u64, 0u64);
+    let mut offsets = Vec::with_capacity(rec.fields.len());
+    for f in &rec.fields {
+        let (fsize, falign) = layout(types, f.ty)?;
+        let falign = if rec.packed { 1 } else { falign };
+        align = align.max(falign);
+        if rec.kind == RecordKind::Union {
+            offsets.push(0);
+            size = size.max(fsize);
+            continue;
+        }
+        match f.bit_width {
+            Some(w) => {
+                let w = w as u64;
+                if unit == 0 || bits_used + w > unit * 8 || w == 0 {
+                    size = size.div_ceil(falign) * falign;
+                    unit = fsize;
+                    bits_used = 0;
+                    if w > 0 {
+                        size += fsize;
+                    }
+                }
+                offsets.push(size.saturating_sub(unit));
+                bits_used += w;
+            }
+            None => {
+                unit = 0;
+                size = size.div_ceil(falign) * falign;
+                offsets.push(size);
+                size += fsize;
+            }
+        }
+    }
+    Some((size.div_ceil(align) * align, align, offsets))
 }
 
 pub(crate) fn int_bits(k: IntKind) -> u32 {

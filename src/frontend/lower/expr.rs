@@ -231,7 +231,10 @@ impl Lower<'_, '_> {
                 let t = self.type_of_expr(a);
                 self.size_operand(Expr::AlignOf(t))
             }
-            ExprKind::Offsetof(..) => self.size_operand(Expr::Unknown),
+            ExprKind::Offsetof(tn, path) => {
+                let v = self.offset_of(tn, path);
+                self.size_operand(v.map_or(Expr::Unknown, |v| Expr::Const(Const::Int(v))))
+            }
             ExprKind::StmtExpr(body) => self.statement_expression(body)?,
             ExprKind::LabelAddr(l) => {
                 let owner = match self.outer_fb.as_mut() {

@@ -53,7 +53,7 @@ fn sizeof_follows_the_x86_64_layout() {
         struct bf { unsigned a : 3, b : 5; unsigned c : 30; }; /* 8 */
         union u { char c[5]; int i; };               /* 8 */
         int x[] = { sizeof(struct a), sizeof(struct b), sizeof(struct p), sizeof(struct bf), sizeof(union u), sizeof(long double) };
-        int f(int k) { switch (k) { case sizeof(struct b): return 1; } return 0; }";
+        int f(int k) { switch (k) { case sizeof(struct b): return 1; case __builtin_offsetof(struct b, s): return 2; } return 0; }";
     let (u, names) = lower(src);
     assert!(u.diagnostics.is_empty(), "{:?}", u.diagnostics);
     let x = u.globals.iter().find(|g| names.get(g.name) == "x").unwrap();
