@@ -5,9 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use crate::frontend::ast::ExternalDecl;
 use crate::frontend::input::Input;
 use crate::frontend::lower::lower_unit_with;
-use crate::frontend::{Diagnostic, FunctionInfo};
+use crate::frontend::{parse_streaming, Diagnostic, FunctionInfo, ItemView};
 use crate::ir::names::Names;
 use crate::link::{Linker, Program};
 
@@ -26,6 +27,15 @@ pub struct UnitReport {
     pub functions: Vec<FunctionInfo>,
 }
 
+/// What to do with each unit.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// Collect the file-scope function definitions of each unit.
+    pub list_functions: bool,
+    /// Parse only: no lowering, and an empty program.
+    pub syntax_only: bool,
+}
+
 pub struct Build {
     pub program: Program,
     /// In input order.
@@ -33,7 +43,7 @@ pub struct Build {
 }
 
 /// Reads, parses, lowers and links every input on `pool`.
-pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, list_functions: bool) -> Build {
+pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions) -> Build {
     let names = Arc::new(Names::new());
     let linker = Mutex::new(Linker::new(names.clone()));
     let units: Vec<UnitReport> = pool.install(|| {
@@ -54,11 +64,23 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, list_functions: bool) -
                 };
                 report.bytes = text.len() as u64;
                 let mut functions = Vec::new();
-                let out = lower_unit_with(report.tu.clone(), &text, &names, |item| {
-                    if list_functions {
+                let mut on_item = |item: &ItemView<'_>| {
+                    if options.list_functions {
                         functions.extend(item.function_info());
                     }
-                });
+                };
+                if options.syntax_only {
+                    let summary = parse_streaming(report.tu.clone(), &text, |item| {
+                        on_item(item);
+                        report.function_definitions +=
+                            matches!(item.item, ExternalDecl::Function(_)) as usize;
+                    });
+                    report.functions = functions;
+                    report.external_decls = summary.external_decls;
+                    report.parse_errors = summary.errors;
+                    return report;
+                }
+                let out = lower_unit_with(report.tu.clone(), &text, &names, on_item);
                 drop(text);
                 report.functions = functions;
                 report.external_decls = out.external_decls;

@@ -43,19 +43,19 @@ fn render(name: &str, text: &str) -> String {
     let mut linker = Linker::new(Arc::new(names));
     linker.add(0, lowered.unit);
     let program = linker.finish();
-    for (i, unit) in program.units.iter().enumerate() {
-        let p = program.printer(i as u32);
+    let p = program.printer();
+    for unit in &program.units {
         for d in &unit.diagnostics {
             writeln!(out, "warning: {}: {}", p.loc(d.loc), d.message).unwrap();
         }
     }
     for g in &program.globals {
-        out.push_str(&program.printer(g.unit).global(&g.global));
+        out.push_str(&p.global(&g.global));
     }
     for f in &program.functions {
         if let Some(body) = &f.body {
             out.push('\n');
-            out.push_str(&program.printer(f.unit).function(body));
+            out.push_str(&p.function(body));
         }
     }
     out

@@ -1,5 +1,6 @@
-//! Property test: the parser never panics and every diagnostic points inside the input, whatever
-//! the input. Inputs are the parse fixtures (preprocessed) cut, spliced and sprinkled with tokens.
+//! Property test: the parser, the lowering and the linker never panic and every diagnostic points
+//! inside the input, whatever the input. Inputs are the parse fixtures cut, spliced and sprinkled
+//! with tokens, and arbitrary bytes.
 
 use proptest::prelude::*;
 use std::path::Path;
@@ -98,6 +99,19 @@ fn apply(mut s: String, m: &Mutation) -> String {
     s
 }
 
+/// Lowers and links `text`; every lowering diagnostic must carry a location.
+fn lower_and_link(text: &str) {
+    let names = std::sync::Arc::new(relay::ir::names::Names::new());
+    let out = relay::frontend::lower::lower_unit("mutated.c".into(), text, &names);
+    for d in &out.unit.diagnostics {
+        assert!(d.loc.line >= 1, "diagnostic without a line: {}", d.message);
+    }
+    let mut linker = relay::link::Linker::new(names);
+    linker.add(0, out.unit);
+    let program = linker.finish();
+    let _ = program.dump();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
@@ -109,18 +123,20 @@ proptest! {
             text = apply(text, m);
         }
         let len = text.len();
-        let tu = relay::frontend::parse_source("mutated.c".into(), text);
+        let tu = relay::frontend::parse_source("mutated.c".into(), text.clone());
         for e in &tu.errors {
             prop_assert!(e.location.line >= 1 && e.location.col >= 1);
         }
         let _ = tu.functions();
         prop_assert!(tu.ast.items.len() <= len);
+        lower_and_link(&text);
     }
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let tu = relay::frontend::parse_source("bytes.i".into(), text);
+        let tu = relay::frontend::parse_source("bytes.i".into(), text.clone());
         let _ = tu.functions();
+        lower_and_link(&text);
     }
 }

@@ -20,7 +20,7 @@ pub struct IrArgs {
 pub fn run(args: &IrArgs) -> Result<i32> {
     let inputs = args.input.inputs()?;
     let pool = args.input.pool()?;
-    let build = driver::build(&inputs, &pool, false);
+    let build = driver::build(&inputs, &pool, driver::BuildOptions::default());
     let program = &build.program;
     let mut problems = 0;
     for u in &build.units {
@@ -34,15 +34,15 @@ pub fn run(args: &IrArgs) -> Result<i32> {
         }
     }
     let mut out = std::io::stdout().lock();
-    for (i, unit) in program.units.iter().enumerate() {
-        let p = program.printer(i as u32);
+    let p = program.printer();
+    for unit in &program.units {
         for d in &unit.diagnostics {
             eprintln!("warning: {}: {} (lowering)", p.loc(d.loc), d.message);
         }
     }
     if args.function.is_none() {
         for g in &program.globals {
-            write!(out, "{}", program.printer(g.unit).global(&g.global))?;
+            write!(out, "{}", p.global(&g.global))?;
         }
     }
     for f in &program.functions {
@@ -55,7 +55,7 @@ pub fn run(args: &IrArgs) -> Result<i32> {
             continue;
         }
         writeln!(out)?;
-        write!(out, "{}", program.printer(f.unit).function(body))?;
+        write!(out, "{}", p.function(body))?;
     }
     Ok(if problems > 0 {
         exit::FINDINGS

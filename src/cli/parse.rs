@@ -20,6 +20,9 @@ pub struct ParseArgs {
     /// Also list every file-scope function definition (name and original location).
     #[arg(long)]
     pub list_functions: bool,
+    /// Parse only: skip lowering to the IR (the `ir` totals stay zero).
+    #[arg(long)]
+    pub syntax_only: bool,
 }
 
 /// One syntax error or unreadable input.
@@ -80,7 +83,11 @@ pub fn run(args: &ParseArgs) -> Result<i32> {
     let inputs = args.input.inputs()?;
     let pool = args.input.pool()?;
     let start = Instant::now();
-    let build = driver::build(&inputs, &pool, args.list_functions);
+    let options = driver::BuildOptions {
+        list_functions: args.list_functions,
+        syntax_only: args.syntax_only,
+    };
+    let build = driver::build(&inputs, &pool, options);
     let mut report = ParseReport {
         version: 1,
         files: build.units.len(),

@@ -1,10 +1,15 @@
-//! C types, hash-consed per translation unit.
+//! C types, hash-consed in a [`TypeTable`]: one per translation unit while lowering, one for the
+//! whole program after linking ([`crate::link::Program::types`]).
 //!
-//! A [`TypeId`] indexes the unit's [`TypeTable`]; equal types get equal ids, so type equality is id
-//! equality. Structs and unions are nominal: a [`RecordId`] names one definition in the unit, with
-//! its fields in order. Typedefs are resolved away; enums are integers that remember their tag.
+//! A [`TypeId`] indexes the table; equal types get equal ids, so type equality is id equality.
+//! Structs and unions are nominal: a [`RecordId`] names one definition, with its fields in order
+//! (the linker merges the units' identical definitions). Typedefs are resolved away; enums are
+//! integers that remember their tag.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
 
 use super::Name;
@@ -90,7 +95,7 @@ pub struct Type {
     pub quals: Quals,
 }
 
-#[derive(Copy, Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 pub enum RecordKind {
     Struct,
     Union,
@@ -121,9 +126,16 @@ pub struct RecordDef {
 #[derive(Default, Serialize, Deserialize)]
 pub struct TypeTable {
     types: Vec<Type>,
+    /// The interning index: the ids of `types`, hashed by content (the types are not duplicated).
+    /// Either complete (one entry per type) or empty, after [`TypeTable::freeze`] or
+    /// deserialisation; [`TypeTable::intern`] rebuilds it on demand.
     #[serde(skip)]
-    ids: FxHashMap<Type, TypeId>,
+    ids: HashTable<u32>,
     records: Vec<RecordDef>,
+}
+
+fn type_hash(t: &Type) -> u64 {
+    FxBuildHasher.hash_one(t)
 }
 
 impl TypeTable {
@@ -132,14 +144,33 @@ impl TypeTable {
     }
 
     pub fn intern(&mut self, kind: TypeKind, quals: Quals) -> TypeId {
-        let t = Type { kind, quals };
-        if let Some(&id) = self.ids.get(&t) {
-            return id;
+        if self.ids.len() != self.types.len() {
+            self.reindex();
         }
-        let id = TypeId(self.types.len() as u32);
-        self.types.push(t.clone());
-        self.ids.insert(t, id);
-        id
+        let t = Type { kind, quals };
+        let types = &self.types;
+        let entry = self.ids.entry(
+            type_hash(&t),
+            |&i| types[i as usize] == t,
+            |&i| type_hash(&types[i as usize]),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(o) => TypeId(*o.get()),
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                let id = self.types.len() as u32;
+                v.insert(id);
+                self.types.push(t);
+                TypeId(id)
+            }
+        }
+    }
+
+    /// Drops the interning index and spare capacity: for a table that is only read from now on.
+    /// [`TypeTable::intern`] still works (it rebuilds the index first).
+    pub fn freeze(&mut self) {
+        self.ids = HashTable::new();
+        self.types.shrink_to_fit();
+        self.records.shrink_to_fit();
     }
 
     pub fn get(&self, id: TypeId) -> &Type {
@@ -204,6 +235,11 @@ impl TypeTable {
 
     pub fn record(&self, id: RecordId) -> &RecordDef {
         &self.records[id.0 as usize]
+    }
+
+    /// A record, for editing its definition (records are nominal: this does not affect interning).
+    pub fn record_mut(&mut self, id: RecordId) -> &mut RecordDef {
+        &mut self.records[id.0 as usize]
     }
 
     pub fn complete_record(&mut self, id: RecordId, fields: Vec<FieldDef>, packed: bool) {
@@ -282,13 +318,14 @@ impl TypeTable {
         )
     }
 
-    /// Rebuilds the interning map after deserialisation.
+    /// Rebuilds the interning index (after deserialisation or [`TypeTable::freeze`]; `intern`
+    /// does it on demand).
     pub fn reindex(&mut self) {
-        self.ids = self
-            .types
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.clone(), TypeId(i as u32)))
-            .collect();
+        let types = &self.types;
+        let mut ids = HashTable::with_capacity(types.len());
+        for (i, t) in types.iter().enumerate() {
+            ids.insert_unique(type_hash(t), i as u32, |&j| type_hash(&types[j as usize]));
+        }
+        self.ids = ids;
     }
 }

@@ -1,5 +1,5 @@
-//! A mutable walker over the IR: every expression, lvalue, variable reference and source location
-//! of a function body or a global initializer, in a fixed order.
+//! A mutable walker over the IR: every expression, lvalue, variable reference, source location, type
+//! id and record id of a function or a global, in a fixed order.
 //!
 //! Implement [`VisitMut`] (every hook defaults to doing nothing) and call one of the `walk_*`
 //! functions, or use the closure helpers [`for_each_expr_mut`] and [`for_each_loc_mut`].
@@ -9,11 +9,19 @@
 //! `inputs`). A node's hook runs before its children are walked (pre-order), so a hook that
 //! replaces the node has the replacement's children walked. An lvalue visits [`VisitMut::lval`],
 //! then its host (`var` for `Host::Var`, the address expression for `Host::Mem`), then its
-//! `[index]` expressions in order.
+//! offsets in order (`record` for `.field`, the expression for `[index]`).
+//!
+//! Types: [`VisitMut::type_id`] sees the type of `Cast`, `SizeOf` and `AlignOf` (after the
+//! expression's own hook, before its operand), a function's type and its locals' types (in order,
+//! after the function's `loc`, before its blocks) and a global's type (after its `loc`).
+//! [`VisitMut::record_id`] sees the record of every `.field` offset. Names are not visited.
 
-use super::{Block, Expr, Function, Global, Host, Instr, Loc, Lval, Offset, Terminator, VarRef};
+use super::{
+    Block, Expr, Function, Global, Host, Instr, Loc, Lval, Offset, RecordId, Terminator, TypeId,
+    VarRef,
+};
 
-/// Hooks called by the `walk_*` functions. Types (`TypeId`, `RecordId`) and names are not visited.
+/// Hooks called by the `walk_*` functions.
 pub trait VisitMut {
     /// Every expression, before its children.
     fn expr(&mut self, _e: &mut Expr) {}
@@ -23,23 +31,28 @@ pub trait VisitMut {
     fn var(&mut self, _v: &mut VarRef) {}
     /// Every source location (function, global, instruction, terminator).
     fn loc(&mut self, _l: &mut Loc) {}
+    /// Every type id: of a function, local or global, and in `Cast`, `SizeOf`, `AlignOf`.
+    fn type_id(&mut self, _t: &mut TypeId) {}
+    /// Every record id of a `.field` offset (`RecordId(u32::MAX)` when the lowering did not know
+    /// the record).
+    fn record_id(&mut self, _r: &mut RecordId) {}
 }
 
 pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
     v.expr(e);
     match e {
         Expr::Load(lv) | Expr::AddrOf(lv) | Expr::StartOf(lv) => walk_lval_mut(v, lv),
-        Expr::Unary(_, a) | Expr::Cast(_, a) => walk_expr_mut(v, a),
+        Expr::Unary(_, a) => walk_expr_mut(v, a),
+        Expr::Cast(t, a) => {
+            v.type_id(t);
+            walk_expr_mut(v, a);
+        }
         Expr::Binary(_, a, b) => {
             walk_expr_mut(v, a);
             walk_expr_mut(v, b);
         }
-        Expr::Const(_)
-        | Expr::Func(_)
-        | Expr::Label(_)
-        | Expr::SizeOf(_)
-        | Expr::AlignOf(_)
-        | Expr::Unknown => {}
+        Expr::SizeOf(t) | Expr::AlignOf(t) => v.type_id(t),
+        Expr::Const(_) | Expr::Func(_) | Expr::Label(_) | Expr::Unknown => {}
     }
 }
 
@@ -51,7 +64,7 @@ pub fn walk_lval_mut<V: VisitMut + ?Sized>(v: &mut V, lv: &mut Lval) {
     }
     for off in &mut lv.offsets {
         match off {
-            Offset::Field { .. } => {}
+            Offset::Field { record, .. } => v.record_id(record),
             Offset::Index(e) => walk_expr_mut(v, e),
         }
     }
@@ -121,17 +134,22 @@ pub fn walk_block_mut<V: VisitMut + ?Sized>(v: &mut V, b: &mut Block) {
     walk_terminator_mut(v, &mut b.term);
 }
 
-/// The function's `loc`, then its blocks in order.
+/// The function's `loc`, its type, its locals' types, then its blocks in order.
 pub fn walk_function_mut<V: VisitMut + ?Sized>(v: &mut V, f: &mut Function) {
     v.loc(&mut f.loc);
+    v.type_id(&mut f.ty);
+    for l in &mut f.locals {
+        v.type_id(&mut l.ty);
+    }
     for b in &mut f.blocks {
         walk_block_mut(v, b);
     }
 }
 
-/// The global's `loc`, then its initializer instructions in order.
+/// The global's `loc`, its type, then its initializer instructions in order.
 pub fn walk_global_mut<V: VisitMut + ?Sized>(v: &mut V, g: &mut Global) {
     v.loc(&mut g.loc);
+    v.type_id(&mut g.ty);
     for i in &mut g.init {
         walk_instr_mut(v, i);
     }

@@ -1,4 +1,3 @@
-// KNOWN BUG: `static void *dispatch[] = { 3 labels }` keeps type `void *[]` (should be `void *[3]`).
 /* GNU computed goto: `&&label` tables and `goto *p`. */
 int g;
 

@@ -1,5 +1,3 @@
-// KNOWN BUG: the result temporary of `?:` takes the type of the second operand only: `c ? 0 : p` gives `tmp: int` (should be `int *`), `c ? 1 : 2.5` gives `tmp: int` holding 2.5 (should be `double`).
-// KNOWN BUG: `return v1();` in a void function lowers to `return 0;` (a value returned from a void function).
 /* The conditional operator: as a value, with void arms, nested, GNU `a ?: b`. */
 int f(int);
 void v1(void);

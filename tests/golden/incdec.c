@@ -1,5 +1,3 @@
-// KNOWN BUG: the value of an assignment, compound assignment or prefix ++/-- is the assigned lvalue read again later, not the value assigned: in assignment_values and pre_then_call `(g += 1) + f(0)` / `++g + f(0)` read g after the call to f (which may change g; C uses the value stored), and `f(*p = 4)`, `y = (x = 3)` add reads of *p and x.
-// KNOWN BUG (locations, parser): a parenthesised primary has the span of its contents, so `(*sp).p--` is located at the `*` (col 6), not at the `(` (col 5).
 /* Compound assignment, ++ and -- (prefix, postfix, for effect and as values, on pointers),
    and the value of an assignment. */
 int f(int);

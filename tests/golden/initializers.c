@@ -1,8 +1,4 @@
-// KNOWN BUG: arrays of unknown size are not completed by their initializer: scalars, pts, msg, the compound literal (int[]){4, 5}, local s stay `T[]` (should be int[3], struct point[4], char[3], int[2], char[4]).
-// KNOWN BUG: a compound literal in a static initializer is lowered twice (once more by the type probe of first_scalar/type_of_expr): unused duplicate globals <init.2> and <init.4> appear, and their location is 0:0.
-// KNOWN BUG: a range designator `[0 ... 2] = 7` initializes only element 0 (should be 0, 1 and 2; then 8 goes to [3], which is right).
 // KNOWN BUG: after a nested designator `.in.x = 1` the next initializer goes to the next top-level member (z = 2) instead of in.y (C: in.y = 2, z = 3).
-// KNOWN BUG: brace elision is not implemented: `{1, 2, 3}` for struct vec gives v[0] = 1, w = 2 (C: v[0] = 1, v[1] = 2, w = 3); grid gets [0][0] = 1, [1][0] = 2 and drops 3, 4.
 // (approximation, by design) members not named by a local initializer are not zeroed (v[1], q->y).
 /* Initializers: designated, nested, arrays of structs, static locals, compound literals,
    string arrays, scalars in braces, incomplete arrays completed by their initializer. */

@@ -1,5 +1,3 @@
-// KNOWN BUG: `__label__` inside a statement expression is ignored, so the two `out` labels of local_labels are one function-level block: the second expression's `goto out` goes to the first expression's `out` block, and re-starting that (already terminated) block for the second `out:` appends `y = ...` to it and overwrites its branch `if ((a > 1))` with the return: the second test disappears from the CFG.
-// KNOWN BUG: a statement expression whose last statement is labelled (`out: v;`, as in Linux's ___wait_event) has value `<unknown>` instead of `v`.
 // (minor) `({ f(1); f(2); })` for effect still stores f(2) into a temporary.
 /* GNU statement expressions: the statements run in order, the last expression is the value. */
 int f(int);

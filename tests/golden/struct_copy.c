@@ -1,4 +1,3 @@
-// KNOWN BUG (locations, parser): `(*bp).tag = ...` is located at the `*` (col 6) instead of the `(` (col 5): a parenthesised primary has the span of its contents.
 /* Struct copies: assignment, initialization, passing and returning structs, members. */
 struct point { int x; int y; };
 struct box { struct point lo, hi; int tag; };

@@ -1,6 +1,3 @@
-// KNOWN BUG: array-to-pointer decay does not set address_taken: `use(arr)` / `use(decayed)` leave local arr and global decayed without [addr] (`&addr`, `&taken` do set it).
-// KNOWN BUG: arrays of volatile / _Atomic elements (vol_arr, atomic_arr) get no [volatile] / [atomic] flag: var_flags looks only at the array type's own qualifiers.
-// KNOWN BUG: `sizeof(&only_sized)` marks only_sized [addr]: the type probe (type_of_expr) has side effects on globals.
 // KNOWN BUG (printer): `int *volatile vol_ptr` prints its type as `volatile int *`, the same text as `volatile int *ptr_to_vol`; formals print no flags (vp is volatile).
 /* Variable flags: _Atomic, volatile, __thread/_Thread_local, address taken. */
 _Atomic int atomic_counter;

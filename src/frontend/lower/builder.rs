@@ -28,6 +28,8 @@ pub(crate) struct FnBuilder {
     /// Labels whose address is taken (`&&l`): the targets of every `goto *p`.
     pub address_taken_labels: Vec<BlockId>,
     pub indirect_gotos: Vec<BlockId>,
+    /// Label blocks already started by their label statement.
+    defined_labels: rustc_hash::FxHashSet<BlockId>,
     /// Scope depth of the function's own outermost scope: locals bound below it belong to an
     /// enclosing function (GNU nested functions).
     pub scope_floor: usize,
@@ -50,6 +52,7 @@ impl FnBuilder {
             switches: Vec::new(),
             address_taken_labels: Vec::new(),
             indirect_gotos: Vec::new(),
+            defined_labels: Default::default(),
             scope_floor: 0,
             name_counts: FxHashMap::default(),
         };
@@ -126,6 +129,16 @@ impl FnBuilder {
         let b = self.new_block();
         self.labels.insert(s, b);
         b
+    }
+
+    /// The block a label statement starts. A label defined twice in one scope (invalid C, or a
+    /// macro without `__label__`) gets a fresh block the second time so no block is reopened.
+    pub fn define_label(&mut self, s: Sym) -> BlockId {
+        let b = self.label(s);
+        if self.defined_labels.insert(b) {
+            return b;
+        }
+        self.new_block()
     }
 
     /// Finishes the CFG: open blocks return, every `goto *p` may reach every address-taken label.

@@ -70,7 +70,8 @@ impl Lower<'_, '_> {
             let var = VarRef::Local(local);
             self.st.scopes.bind(sym, Binding::Var { var, ty });
             if let Some(init) = id.init {
-                let _ = self.initialize(Lval::var(var), ty, init, loc);
+                let extent = self.initialize(Lval::var(var), ty, init, loc).unwrap_or(0);
+                self.complete_declared_array(sym, var, ty, extent);
             }
             return;
         }
@@ -83,7 +84,17 @@ impl Lower<'_, '_> {
             },
         );
         if let Some(init) = id.init {
-            self.global_initializer(g, ty, init, loc);
+            let extent = self.global_initializer(g, ty, init, loc);
+            self.complete_declared_array(sym, VarRef::Global(g), ty, extent);
+        }
+    }
+
+    /// `T x[] = {...}` takes its length from the initializer.
+    fn complete_declared_array(&mut self, sym: Sym, var: VarRef, ty: TypeId, extent: usize) {
+        let complete = self.complete_array(ty, extent);
+        if complete != ty {
+            self.set_var_type(var, complete);
+            self.st.scopes.bind(sym, Binding::Var { var, ty: complete });
         }
     }
 
@@ -109,7 +120,12 @@ impl Lower<'_, '_> {
     }
 
     fn var_flags(&mut self, ty: TypeId, specs: &ast::DeclSpecs) -> VarFlags {
-        let q = self.types().quals(ty);
+        // An array is as volatile or atomic as its elements.
+        let mut t = ty;
+        while let TypeKind::Array { elem, .. } = self.types().kind(t) {
+            t = *elem;
+        }
+        let q = Quals(self.types().quals(ty).0 | self.types().quals(t).0);
         VarFlags {
             address_taken: false,
             thread_local: specs.quals.has(ast::Quals::THREAD_LOCAL),

@@ -76,10 +76,14 @@ impl Lower<'_, '_> {
     /// The type of `e` as `typeof` sees it (no decay); nothing is emitted.
     pub fn type_of_expr(&mut self, e: ExprId) -> TypeId {
         let saved = self.fb.take();
+        let saved_static = std::mem::replace(&mut self.static_init, false);
+        let saved_probing = std::mem::replace(&mut self.probing, true);
         let ty = match self.operand(e) {
             Ok(o) => o.ty(),
             Err(_) => self.types().unknown(),
         };
+        self.probing = saved_probing;
+        self.static_init = saved_static;
         self.fb = saved;
         ty
     }
@@ -94,6 +98,8 @@ impl Lower<'_, '_> {
         match o {
             Operand::Lv(lv, ty) => match self.types().kind(ty).clone() {
                 TypeKind::Array { elem, .. } => {
+                    // Decay takes the array's address.
+                    self.mark_address_taken(&lv);
                     (Expr::StartOf(Box::new(lv)), self.types().pointer_to(elem))
                 }
                 _ => {
@@ -184,10 +190,7 @@ impl Lower<'_, '_> {
                 let (v, t) = self.binary(op, x, tx, y, ty);
                 Operand::Rv(v, t)
             }
-            ExprKind::Assign(op, a, b) => {
-                let (lv, ty) = self.assign(op, a, b, loc)?;
-                Operand::Lv(lv, ty)
-            }
+            ExprKind::Assign(op, a, b) => self.assign(op, a, b, loc, true)?,
             ExprKind::Cond(c, t, f) => self.conditional_value(c, t, f, loc)?,
             ExprKind::Call(callee, args) => self.call(callee, args, loc, true)?,
             ExprKind::Member(base, field) => {
@@ -212,7 +215,7 @@ impl Lower<'_, '_> {
             }
             ExprKind::CompoundLiteral(tn, init) => {
                 let t = self.type_name(tn);
-                let lv = self.compound_literal(t, init, loc)?;
+                let (lv, t) = self.compound_literal(t, init, loc)?;
                 Operand::Lv(lv, t)
             }
             ExprKind::SizeofType(tn) => {
@@ -523,18 +526,19 @@ impl Lower<'_, '_> {
                 } else {
                     None
                 };
-                self.step(&lv, ty, matches!(op, U::PreInc | U::PostInc), loc);
+                let new = self.stepped(&lv, ty, matches!(op, U::PreInc | U::PostInc));
+                let stored = self.store(lv, ty, new, loc, !post);
                 match saved {
                     Some(t) => Operand::Lv(Lval::var(t), ty),
-                    None => Operand::Lv(lv, ty),
+                    None => stored,
                 }
             }
             U::Real | U::Imag => self.operand(a)?,
         })
     }
 
-    /// `lv = lv ± 1` (pointer-aware).
-    fn step(&mut self, lv: &Lval, ty: TypeId, up: bool, loc: Loc) {
+    /// The value `lv ± 1` (pointer-aware).
+    fn stepped(&mut self, lv: &Lval, ty: TypeId, up: bool) -> Expr {
         let one = Expr::Const(Const::Int(1));
         let cur = Expr::Load(Box::new(lv.clone()));
         let src = if self.types().pointee(ty).is_some() {
@@ -551,14 +555,57 @@ impl Lower<'_, '_> {
                 Box::new(one),
             )
         };
+        src
+    }
+
+    /// Stores `src` into `lv`. When the value is wanted and `lv` is not a plain local, the value
+    /// goes through a temporary (`tmp = v; lv = tmp;`): re-reading `lv` later, after other side
+    /// effects, could see another value (and would be a read the program does not make).
+    fn store(&mut self, lv: Lval, ty: TypeId, src: Expr, loc: Loc, want_value: bool) -> Operand {
+        if !want_value || self.is_plain_local(&lv) {
+            self.emit(Instr::Assign {
+                dst: lv.clone(),
+                src,
+                loc,
+            });
+            return Operand::Lv(lv, ty);
+        }
+        if let Expr::Const(_) = src {
+            self.emit(Instr::Assign {
+                dst: lv,
+                src: src.clone(),
+                loc,
+            });
+            return Operand::Rv(src, ty);
+        }
+        let t = self.temp(ty);
         self.emit(Instr::Assign {
-            dst: lv.clone(),
+            dst: Lval::var(t),
             src,
             loc,
         });
+        self.emit(Instr::Assign {
+            dst: lv,
+            src: Expr::Load(Box::new(Lval::var(t))),
+            loc,
+        });
+        Operand::Lv(Lval::var(t), ty)
+    }
+
+    fn is_plain_local(&self, lv: &Lval) -> bool {
+        match (&lv.host, &self.fb) {
+            (Host::Var(VarRef::Local(l)), Some(fb)) if lv.offsets.is_empty() => fb
+                .locals
+                .get(l.index())
+                .is_some_and(|local| !local.flags.address_taken),
+            _ => false,
+        }
     }
 
     pub fn mark_address_taken(&mut self, lv: &Lval) {
+        if self.probing {
+            return;
+        }
         if let Host::Var(v) = lv.host {
             match v {
                 VarRef::Local(l) => {
@@ -577,8 +624,15 @@ impl Lower<'_, '_> {
         }
     }
 
-    /// Assignment and compound assignment; the result is the assigned location.
-    fn assign(&mut self, op: Option<A>, a: ExprId, b: ExprId, loc: Loc) -> LResult<(Lval, TypeId)> {
+    /// Assignment and compound assignment; the operand is the assigned value.
+    fn assign(
+        &mut self,
+        op: Option<A>,
+        a: ExprId,
+        b: ExprId,
+        loc: Loc,
+        want_value: bool,
+    ) -> LResult<Operand> {
         let (rhs, rty) = self.rvalue(b)?;
         let (lv, ty) = self.lvalue(a)?;
         let src = match op {
@@ -588,12 +642,7 @@ impl Lower<'_, '_> {
                 self.binary(op, cur, ty, rhs, rty).0
             }
         };
-        self.emit(Instr::Assign {
-            dst: lv.clone(),
-            src,
-            loc,
-        });
-        Ok((lv, ty))
+        Ok(self.store(lv, ty, src, loc, want_value))
     }
 
     /// A binary operation on values, with C's result type (pointer arithmetic made explicit).
@@ -726,7 +775,8 @@ impl Lower<'_, '_> {
             }
             (None, None) => (Expr::Unknown, self.types().unknown()),
         };
-        let result_ty = a.1;
+        let other = self.type_of_expr(f);
+        let result_ty = self.conditional_type(a.1, other);
         let is_void = matches!(self.types().kind(result_ty), TypeKind::Void);
         let result = if is_void {
             None
@@ -756,6 +806,25 @@ impl Lower<'_, '_> {
             Some(r) => Operand::Lv(Lval::var(r), result_ty),
             None => Operand::Rv(Expr::Const(Const::Int(0)), result_ty),
         })
+    }
+
+    /// The type of `c ? a : b` from its arms: a pointer if either is one (the other may be a
+    /// null constant), the usual arithmetic conversions for numbers, else the first arm's.
+    fn conditional_type(&mut self, a: TypeId, b: TypeId) -> TypeId {
+        let b = match self.types().kind(b).clone() {
+            TypeKind::Array { elem, .. } => self.types().pointer_to(elem),
+            TypeKind::Function { .. } => self.types().pointer_to(b),
+            _ => b,
+        };
+        if self.types().pointee(a).is_some() {
+            a
+        } else if self.types().pointee(b).is_some() {
+            b
+        } else if self.types().is_arithmetic(a) && self.types().is_arithmetic(b) {
+            self.arith(a, b)
+        } else {
+            a
+        }
     }
 
     /// A call; `want_value` asks for the result in a temporary.
@@ -843,7 +912,8 @@ impl Lower<'_, '_> {
             }
             ExprKind::Unary(op @ (U::PostInc | U::PostDec | U::PreInc | U::PreDec), a) => {
                 let (lv, ty) = self.lvalue(a)?;
-                self.step(&lv, ty, matches!(op, U::PreInc | U::PostInc), loc);
+                let new = self.stepped(&lv, ty, matches!(op, U::PreInc | U::PostInc));
+                self.store(lv, ty, new, loc, false);
             }
             ExprKind::Binary(A::Comma, a, b) => {
                 self.effect(a)?;
@@ -876,7 +946,7 @@ impl Lower<'_, '_> {
             }
             ExprKind::Cast(_, a) => self.effect(a)?,
             ExprKind::Assign(op, a, b) => {
-                self.assign(op, a, b, loc)?;
+                self.assign(op, a, b, loc, false)?;
             }
             _ => {
                 self.operand(e)?;

@@ -119,6 +119,9 @@ pub(crate) struct Lower<'a, 'n> {
     /// The enclosing function's builder, set aside while a static local's initializer is lowered
     /// (its `&&label`s still name that function's blocks).
     pub outer_fb: Option<FnBuilder>,
+    /// While computing a type (`typeof`, `sizeof`, `__auto_type`): lower without side effects
+    /// on the unit (no address-taken marks, no globals for temporaries).
+    pub probing: bool,
 }
 
 /// Marker for a construct that could not be lowered; a diagnostic has been recorded.
@@ -138,6 +141,7 @@ impl<'a, 'n> Lower<'a, 'n> {
             fb: None,
             static_init: false,
             outer_fb: None,
+            probing: false,
         }
     }
 

@@ -154,13 +154,18 @@ impl Lower<'_, '_> {
             }
             StmtKind::Return(v) => {
                 let value = match v {
-                    Some(e) => Some(self.rvalue(e)?.0),
+                    Some(e) => {
+                        let (value, ty) = self.rvalue(e)?;
+                        // `return f();` in a void function returns nothing.
+                        (!matches!(self.types().kind(ty), crate::ir::types::TypeKind::Void))
+                            .then_some(value)
+                    }
                     None => None,
                 };
                 self.fb().terminate(Terminator::Return { value, loc });
             }
             StmtKind::Labeled(l, body) => {
-                let b = self.fb().label(l);
+                let b = self.fb().define_label(l);
                 self.fb().start(b);
                 self.statement(body);
             }
@@ -169,31 +174,37 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// A compound statement's items in a new scope (with its `__label__` names, if any).
+    /// A compound statement's items in a new scope.
     fn block(&mut self, items: &[StmtId]) {
+        let labels = self.enter_block(items);
+        for &item in items {
+            self.statement(item);
+        }
+        self.leave_block(labels);
+    }
+
+    /// Opens a block scope, with its `__label__` names if it declares any; returns whether it
+    /// opened a label scope.
+    fn enter_block(&mut self, items: &[StmtId]) -> bool {
         self.st.scopes.push();
-        let local_labels: Vec<_> = items
-            .iter()
-            .filter_map(|&s| match self.ast.stmts[s].kind {
-                StmtKind::LocalLabels(list) => Some(list),
-                _ => None,
-            })
-            .collect();
-        let has_local_labels = !local_labels.is_empty();
-        if has_local_labels {
-            let mut scope = FxHashMap::default();
-            for list in local_labels {
+        let mut scope = FxHashMap::default();
+        for &s in items {
+            if let StmtKind::LocalLabels(list) = self.ast.stmts[s].kind {
                 for &name in self.ast.syms.get(list) {
                     let b = self.fb().new_block();
                     scope.insert(name, b);
                 }
             }
+        }
+        let has_labels = !scope.is_empty();
+        if has_labels {
             self.fb().label_scopes.push(scope);
         }
-        for &item in items {
-            self.statement(item);
-        }
-        if has_local_labels {
+        has_labels
+    }
+
+    fn leave_block(&mut self, had_labels: bool) {
+        if had_labels {
             self.fb().label_scopes.pop();
         }
         self.st.scopes.pop();
@@ -293,7 +304,8 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// `({ ...; e; })`: the items run in order and the last expression statement is the value.
+    /// `({ ...; e; })`: the items run in order and the last one, an expression statement
+    /// (possibly labelled: `out: ret;`), is the value.
     pub fn statement_expression(&mut self, body: StmtId) -> LResult<Operand> {
         let StmtKind::Compound(items) = self.ast.stmts[body].kind else {
             let void = self.types().void();
@@ -301,23 +313,43 @@ impl Lower<'_, '_> {
         };
         let items = self.ast.stmt_lists.get(items).to_vec();
         let (last, init) = match items.split_last() {
-            Some((&last, init)) if matches!(self.ast.stmts[last].kind, StmtKind::Expr(Some(_))) => {
-                (Some(last), init)
-            }
+            Some((&last, init)) if self.value_statement(last).is_some() => (Some(last), init),
             _ => (None, items.as_slice()),
         };
-        self.st.scopes.push();
+        let labels = self.enter_block(&items);
         for &s in init {
             self.statement(s);
         }
-        let result = match last.map(|s| self.ast.stmts[s].kind) {
-            Some(StmtKind::Expr(Some(e))) => self.operand(e),
-            _ => {
+        let result = match last {
+            Some(mut s) => {
+                // Labels in front of the value: `__out: __ret;` (Linux's wait_event).
+                while let StmtKind::Labeled(l, inner) = self.ast.stmts[s].kind {
+                    let b = self.fb().define_label(l);
+                    self.fb().start(b);
+                    s = inner;
+                }
+                match self.value_statement(s) {
+                    Some(e) => self.operand(e),
+                    None => Err(super::Unsupported),
+                }
+            }
+            None => {
                 let void = self.types().void();
                 Ok(Operand::Rv(Expr::Unknown, void))
             }
         };
-        self.st.scopes.pop();
+        self.leave_block(labels);
         result
+    }
+
+    /// The expression of an expression statement, looking through labels.
+    fn value_statement(&self, mut s: StmtId) -> Option<crate::frontend::ast::ExprId> {
+        loop {
+            match self.ast.stmts[s].kind {
+                StmtKind::Labeled(_, inner) => s = inner,
+                StmtKind::Expr(Some(e)) => return Some(e),
+                _ => return None,
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{PResult, Parser};
 use crate::frontend::ast::*;
-use crate::frontend::token::{Kw, TokenKind, P};
+use crate::frontend::token::{Kw, Span, TokenKind, P};
 
 impl Parser<'_> {
     /// expression: assignment-expressions separated by commas.
@@ -249,6 +249,15 @@ impl Parser<'_> {
                 self.bump();
                 let inner = self.expr()?;
                 self.expect(P::RParen)?;
+                // The parentheses belong to the operand: `(*p).f` is located at its `(`. Literals
+                // keep their own span: their value is read from it.
+                let inner_expr = &mut self.ast.exprs[inner];
+                if !matches!(
+                    inner_expr.kind,
+                    ExprKind::Number | ExprKind::Char | ExprKind::Str
+                ) {
+                    inner_expr.span = Span::new(lo, self.prev_hi);
+                }
                 return Ok(inner);
             }
             TokenKind::Kw(Kw::Generic) => self.generic_selection()?,
