@@ -149,6 +149,26 @@ impl Lower<'_, '_> {
         match (self.interner.get(s), args.as_slice()) {
             ("__builtin_constant_p", [a]) => Some(self.const_eval(*a).is_some() as i128),
             ("__builtin_expect", [a, _]) => self.const_eval(*a),
+            ("__builtin_ffs" | "__builtin_ffsl" | "__builtin_ffsll", [a]) => {
+                let v = self.const_eval(*a)? as u64;
+                Some(if v == 0 {
+                    0
+                } else {
+                    v.trailing_zeros() as i128 + 1
+                })
+            }
+            ("__builtin_ctz" | "__builtin_ctzl" | "__builtin_ctzll", [a]) => {
+                let v = self.const_eval(*a)? as u64;
+                (v != 0).then(|| v.trailing_zeros() as i128)
+            }
+            ("__builtin_clzll" | "__builtin_clzl", [a]) => {
+                let v = self.const_eval(*a)? as u64;
+                (v != 0).then(|| v.leading_zeros() as i128)
+            }
+            ("__builtin_clz", [a]) => {
+                let v = self.const_eval(*a)? as u32;
+                (v != 0).then(|| v.leading_zeros() as i128)
+            }
             ("__builtin_bswap16", [a]) => Some((self.const_eval(*a)? as u16).swap_bytes() as i128),
             ("__builtin_bswap32", [a]) => Some((self.const_eval(*a)? as u32).swap_bytes() as i128),
             ("__builtin_bswap64", [a]) => Some((self.const_eval(*a)? as u64).swap_bytes() as i128),
@@ -198,7 +218,8 @@ pub(crate) fn layout(types: &crate::ir::TypeTable, t: TypeId) -> Option<(u64, u6
     use crate::ir::types::FloatKind;
     let scalar = |n: u64| Some((n, n));
     match types.kind(t) {
-        TypeKind::Bool => scalar(1),
+        // GNU: `sizeof(void)` and `sizeof` of a function are 1.
+        TypeKind::Bool | TypeKind::Void | TypeKind::Function { .. } => scalar(1),
         TypeKind::Int { kind, .. } => scalar(int_bits(*kind) as u64 / 8),
         TypeKind::Enum { .. } => scalar(4),
         TypeKind::Pointer(_) => scalar(8),

@@ -776,7 +776,9 @@ impl Lower<'_, '_> {
             (None, None) => (Expr::Unknown, self.types().unknown()),
         };
         let other = self.type_of_expr(f);
-        let result_ty = self.conditional_type(a.1, other);
+        let a_null = t.is_some_and(|t| self.is_null_pointer_constant(t));
+        let b_null = self.is_null_pointer_constant(f);
+        let result_ty = self.conditional_type((a.1, a_null), (other, b_null));
         let is_void = matches!(self.types().kind(result_ty), TypeKind::Void);
         let result = if is_void {
             None
@@ -808,22 +810,47 @@ impl Lower<'_, '_> {
         })
     }
 
-    /// The type of `c ? a : b` from its arms: a pointer if either is one (the other may be a
-    /// null constant), the usual arithmetic conversions for numbers, else the first arm's.
-    fn conditional_type(&mut self, a: TypeId, b: TypeId) -> TypeId {
+    /// The type of `c ? a : b` from its arms (C11 6.5.15): a null pointer constant takes the
+    /// other arm's pointer type, `void *` wins over other pointers, numbers get the usual
+    /// arithmetic conversions, anything else is the first arm's type.
+    fn conditional_type(
+        &mut self,
+        (a, a_null): (TypeId, bool),
+        (b, b_null): (TypeId, bool),
+    ) -> TypeId {
         let b = match self.types().kind(b).clone() {
             TypeKind::Array { elem, .. } => self.types().pointer_to(elem),
             TypeKind::Function { .. } => self.types().pointer_to(b),
             _ => b,
         };
-        if self.types().pointee(a).is_some() {
-            a
-        } else if self.types().pointee(b).is_some() {
-            b
-        } else if self.types().is_arithmetic(a) && self.types().is_arithmetic(b) {
-            self.arith(a, b)
-        } else {
-            a
+        let (pa, pb) = (self.types().pointee(a), self.types().pointee(b));
+        match (pa, pb) {
+            (Some(_), Some(_)) if a_null => b,
+            (Some(_), Some(_)) if b_null => a,
+            (Some(x), Some(_)) if matches!(self.types().kind(x), TypeKind::Void) => a,
+            (Some(_), Some(y)) if matches!(self.types().kind(y), TypeKind::Void) => b,
+            (Some(_), _) => a,
+            (None, Some(_)) => b,
+            _ if self.types().is_arithmetic(a) && self.types().is_arithmetic(b) => self.arith(a, b),
+            _ => a,
+        }
+    }
+
+    /// An integer constant 0, possibly cast to `void *`.
+    fn is_null_pointer_constant(&mut self, e: ExprId) -> bool {
+        match self.ast.exprs[e].kind {
+            ExprKind::Cast(tn, inner) => {
+                let t = self.type_name(tn);
+                let to_void_ptr = self
+                    .types()
+                    .pointee(t)
+                    .is_some_and(|p| matches!(self.types().kind(p), TypeKind::Void));
+                to_void_ptr && self.const_eval(inner) == Some(0)
+            }
+            ExprKind::Number | ExprKind::Char | ExprKind::Binary(..) | ExprKind::Unary(..) => {
+                self.const_eval(e) == Some(0)
+            }
+            _ => false,
         }
     }
 

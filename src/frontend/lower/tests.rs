@@ -74,3 +74,33 @@ fn sizeof_follows_the_x86_64_layout() {
         .collect();
     assert_eq!(sizes, ["8", "24", "5", "8", "8", "16"]);
 }
+
+#[test]
+fn kernel_constant_idioms_fold() {
+    // Linux's __is_constexpr (a null pointer constant in ?: picks the other arm's type),
+    // BUILD_BUG_ON_ZERO (sizeof an empty struct), and __bf_shf (ffsll) in a case label.
+    let src = "typedef unsigned int u32;
+        int f(int x, int y) {
+            switch (x) {
+            case ((u32)((((typeof(0x30u))(2) << (__builtin_ffsll(0x30u) - 1)) & (0x30u))
+                 + ((int)(sizeof(struct { int:(-!!(!(sizeof(int) == sizeof(*(8 ? ((void *)((long)(0x30u) * 0l)) : (int *)8))))); })))
+                 + ((int)(sizeof(struct { int:(-!!((0x30u) == 0 || (0x30u) > 0xffffffffU)); }))) )):
+                return 1;
+            }
+            return (sizeof(int) == sizeof(*(8 ? ((void *)((long)(y) * 0l)) : (int *)8)));
+        }";
+    let (u, _) = lower(src);
+    assert!(u.diagnostics.is_empty(), "{:?}", u.diagnostics);
+    let cases: Vec<i128> = u.functions[0]
+        .blocks
+        .iter()
+        .filter_map(|b| match &b.term {
+            Terminator::Switch { cases, .. } => {
+                Some(cases.iter().map(|c| c.lo).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(cases, vec![32]);
+}
