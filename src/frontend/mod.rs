@@ -57,14 +57,7 @@ pub struct FunctionInfo {
 pub fn parse_source(name: String, text: String) -> ParsedTu {
     let linemap = LineMap::new(&text, &name);
     let out = parser::parse(&text);
-    let errors = out
-        .errors
-        .iter()
-        .map(|e| Diagnostic {
-            location: linemap.location(e.offset),
-            message: e.message.clone(),
-        })
-        .collect();
+    let errors = diagnostics(&linemap, &out.errors);
     ParsedTu {
         name,
         text,
@@ -129,14 +122,7 @@ pub fn parse_streaming(
         p.clear_tree();
     }
     let out = p.finish();
-    let errors = out
-        .errors
-        .iter()
-        .map(|e| Diagnostic {
-            location: linemap.location(e.offset),
-            message: e.message.clone(),
-        })
-        .collect();
+    let errors = diagnostics(&linemap, &out.errors);
     TuSummary {
         name,
         linemap,
@@ -175,4 +161,15 @@ impl ParsedTu {
     pub fn heap_bytes(&self) -> usize {
         self.ast.heap_bytes() + self.interner.heap_bytes() + self.linemap.heap_bytes()
     }
+}
+
+/// Syntax errors mapped to their original locations.
+fn diagnostics(linemap: &LineMap, errors: &[parser::SyntaxError]) -> Vec<Diagnostic> {
+    errors
+        .iter()
+        .map(|e| Diagnostic {
+            location: linemap.location(e.offset),
+            message: e.message.clone(),
+        })
+        .collect()
 }

@@ -280,44 +280,39 @@ impl Parser<'_> {
                 ExprKind::Offsetof(ty, self.ast.designators.push_list(path))
             }
             TokenKind::Kw(Kw::BuiltinVaArg) => {
-                self.bump();
-                self.expect(P::LParen)?;
-                let ap = self.assign_expr()?;
-                self.expect(P::Comma)?;
-                let ty = self.type_name()?;
-                self.expect(P::RParen)?;
+                let (ap, ty) = self.builtin_args(Self::assign_expr, Self::type_name)?;
                 ExprKind::VaArg(ap, ty)
             }
             TokenKind::Kw(Kw::BuiltinTypesCompatibleP) => {
-                self.bump();
-                self.expect(P::LParen)?;
-                let a = self.type_name()?;
-                self.expect(P::Comma)?;
-                let b = self.type_name()?;
-                self.expect(P::RParen)?;
+                let (a, b) = self.builtin_args(Self::type_name, Self::type_name)?;
                 ExprKind::TypesCompatible(a, b)
             }
             TokenKind::Kw(Kw::BuiltinConvertVector) => {
-                self.bump();
-                self.expect(P::LParen)?;
-                let e = self.assign_expr()?;
-                self.expect(P::Comma)?;
-                let ty = self.type_name()?;
-                self.expect(P::RParen)?;
+                let (e, ty) = self.builtin_args(Self::assign_expr, Self::type_name)?;
                 ExprKind::BuiltinCast(ty, e)
             }
             TokenKind::Kw(Kw::BuiltinBitCast) => {
-                self.bump();
-                self.expect(P::LParen)?;
-                let ty = self.type_name()?;
-                self.expect(P::Comma)?;
-                let e = self.assign_expr()?;
-                self.expect(P::RParen)?;
+                let (ty, e) = self.builtin_args(Self::type_name, Self::assign_expr)?;
                 ExprKind::BuiltinCast(ty, e)
             }
             _ => return self.fail("expression"),
         };
         Ok(self.expr_from(lo, kind))
+    }
+
+    /// `builtin(first, second)` for the GNU builtins whose operands are types or expressions.
+    fn builtin_args<A, B>(
+        &mut self,
+        first: impl FnOnce(&mut Self) -> PResult<A>,
+        second: impl FnOnce(&mut Self) -> PResult<B>,
+    ) -> PResult<(A, B)> {
+        self.bump();
+        self.expect(P::LParen)?;
+        let a = first(self)?;
+        self.expect(P::Comma)?;
+        let b = second(self)?;
+        self.expect(P::RParen)?;
+        Ok((a, b))
     }
 
     /// `_Generic(controlling, type: expr, ..., default: expr)`.
