@@ -6,8 +6,9 @@
 //! `Mem(expr)`) plus a path of offsets (`.field`, `[index]`). Every instruction and terminator
 //! carries its original `file:line:col`, so every read and write of an lvalue has one.
 //!
-//! Names are program-wide interned strings ([`Name`]); types live in one table per translation unit
-//! ([`types::TypeTable`]) and are referred to by [`types::TypeId`] together with the unit index.
+//! Names are program-wide interned strings ([`Name`]). Types live in a [`types::TypeTable`] and are
+//! referred to by [`types::TypeId`] / [`types::RecordId`]: the unit's own table before linking
+//! ([`UnitIr::types`]), the program's one table after ([`crate::link::Program::types`]).
 
 pub mod names;
 pub mod print;

@@ -9,8 +9,8 @@
 //! - **Dedup.** Identical `static inline` functions from headers (same name, same content hash)
 //!   are stored once: the copy of the lowest unit is kept and every unit's (unit, name) maps to it.
 //!   A duplicate body is dropped in [`Linker::add`] as soon as it is known to lose, so peak memory
-//!   is one copy of each distinct function plus the type tables. Two external definitions of one
-//!   name: the lowest unit's is kept; a conflict is counted unless the hashes are equal.
+//!   is one copy of each distinct function plus the staging type table. Two external definitions
+//!   of one name: the lowest unit's is kept; a conflict is counted unless the hashes are equal.
 //! - **Globals.** External globals are merged by name; the representative (whose type, location,
 //!   initializer and unit are kept) is the lowest unit that defines it with a non-empty
 //!   initializer, else the lowest defining unit, else the lowest declaring unit. `defined` and the

@@ -877,38 +877,30 @@ fn record_of(p: &Program, t: TypeId) -> RecordId {
     p.types.as_record(t).expect("a struct type")
 }
 
-/// Checks `name`'s body (see [`use_struct`]) against the program table; returns its record.
-fn check_struct_user(p: &Program, name: &str) -> RecordId {
+/// Checks `name`'s body (see [`use_struct`]) against the program table: `struct <tag>` types and
+/// records throughout; returns its record.
+fn check_struct_user(p: &Program, name: &str, tag: &str, link: &str) -> RecordId {
     let f = body(p, the(p, name));
     let pr = p.printer();
-    assert_eq!(
-        pr.ty(f.locals[0].ty),
-        format!(
-            "struct {} *",
-            pr.ty(f.locals[0].ty)[7..].trim_end_matches(" *")
-        )
-    );
-    let r = record_of(p, f.locals[0].ty);
+    let ptr = f.locals[0].ty;
+    assert_eq!(pr.ty(ptr), format!("struct {tag} *"));
+    let r = record_of(p, ptr);
     let Instr::Assign { dst, src, .. } = &f.blocks[0].instrs[0] else {
         panic!()
     };
+    let field = Offset::Field {
+        record: r,
+        name: p.names.intern(link),
+    };
+    assert_eq!(dst.offsets, [field]);
     assert_eq!(
-        dst.offsets,
-        [Offset::Field {
-            record: r,
-            name: match &dst.offsets[0] {
-                Offset::Field { name, .. } => *name,
-                _ => panic!(),
-            }
-        }]
+        src,
+        &Expr::Cast(ptr, Box::new(Expr::SizeOf(p.types.pointee(ptr).unwrap())))
     );
-    match src {
-        Expr::Cast(t, e) => {
-            assert_eq!(*t, f.locals[0].ty);
-            assert_eq!(**e, Expr::SizeOf(p.types.pointee(*t).unwrap()));
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(
+        pr.expr(Some(f), src),
+        format!("(struct {tag} *)sizeof(struct {tag})")
+    );
     let Instr::Assign { dst, .. } = &f.blocks[0].instrs[1] else {
         panic!()
     };
@@ -919,10 +911,6 @@ fn check_struct_user(p: &Program, name: &str) -> RecordId {
             ..
         }
     ));
-    assert_eq!(
-        p.types.as_record(p.types.pointee(f.locals[0].ty).unwrap()),
-        Some(r)
-    );
     r
 }
 
@@ -975,9 +963,9 @@ fn identical_struct_definitions_link_to_one_record() {
         .collect();
     assert_eq!(tagged.len(), 1);
     assert!(tagged[0].complete);
-    let r = check_struct_user(&p, "fa");
-    assert_eq!(check_struct_user(&p, "fb"), r);
-    assert_eq!(check_struct_user(&p, "fc"), r);
+    let r = check_struct_user(&p, "fa", "s", "next");
+    assert_eq!(check_struct_user(&p, "fb", "s", "next"), r);
+    assert_eq!(check_struct_user(&p, "fc", "s", "next"), r);
     assert_eq!(fields(&p, r), ["a: int", "next: struct s *"]);
     assert_eq!(record_of(&p, p.globals[0].global.ty), r);
     // The unused union of a is not imported; each type is stored once.
@@ -1018,8 +1006,8 @@ fn different_struct_definitions_stay_separate() {
         vec![a.ir, b.ir, c.ir, d.ir]
     };
     let p = link_all_orders(&names, make);
-    let ra = check_struct_user(&p, "fa");
-    let rb = check_struct_user(&p, "fb");
+    let ra = check_struct_user(&p, "fa", "p", "next");
+    let rb = check_struct_user(&p, "fb", "p", "prev");
     assert_ne!(ra, rb);
     assert_eq!(fields(&p, ra), ["a: int", "next: struct p *"]);
     assert_eq!(fields(&p, rb), ["a: int", "prev: struct p *"]);
@@ -1028,8 +1016,8 @@ fn different_struct_definitions_stay_separate() {
         assert_eq!(record_of(&p, p.types.record(r).fields[1].ty), r);
     }
     // A declaration resolves to the definition of the lowest unit.
-    assert_eq!(check_struct_user(&p, "fc"), ra);
-    let rd = check_struct_user(&p, "fd");
+    assert_eq!(check_struct_user(&p, "fc", "p", "next"), ra);
+    let rd = check_struct_user(&p, "fd", "q", "next");
     assert!(!p.types.record(rd).complete);
     assert_eq!(p.types.records().len(), 3);
 }
@@ -1072,9 +1060,9 @@ fn same_shape_takes_the_lowest_units_field_types() {
         units
     };
     let p = link_all_orders(&names, make);
-    let r = check_struct_user(&p, "f0");
+    let r = check_struct_user(&p, "f0", "s", "next");
     for f in ["f1", "f2"] {
-        assert_eq!(check_struct_user(&p, f), r);
+        assert_eq!(check_struct_user(&p, f, "s", "next"), r);
     }
     assert_eq!(fields(&p, r), ["a: int", "next: struct s *"]);
     let anon: Vec<_> = p.globals.iter().map(|g| g.global.ty).collect();
