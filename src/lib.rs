@@ -2,8 +2,10 @@
 //!
 //! See ARCHITECTURE.md for the pipeline and where each stage lives.
 
+pub mod callgraph;
 pub mod cli;
 pub mod driver;
 pub mod frontend;
 pub mod ir;
 pub mod link;
+pub mod schedule;
