@@ -8,4 +8,5 @@ pub mod driver;
 pub mod frontend;
 pub mod ir;
 pub mod link;
+pub mod pta;
 pub mod schedule;

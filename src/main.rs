@@ -16,6 +16,8 @@ enum Command {
     Parse(cli::parse::ParseArgs),
     /// Lower translation units to the IR and print it.
     Ir(cli::ir::IrArgs),
+    /// Points-to analysis and the call graph: edges, SCCs, unresolved indirect calls.
+    Callgraph(cli::callgraph::CallGraphArgs),
 }
 
 fn main() {
@@ -34,6 +36,7 @@ fn main() {
     let result = match &args.command {
         Command::Parse(a) => cli::parse::run(a),
         Command::Ir(a) => cli::ir::run(a),
+        Command::Callgraph(a) => cli::callgraph::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,382 @@
+//! `relay callgraph`: points-to analysis and the call graph (direct and indirect calls, SCCs).
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use super::{exit, InputArgs};
+use crate::callgraph::{CallGraph, CallGraphStats, EdgeKind};
+use crate::driver;
+use crate::ir::{FuncId, Loc};
+use crate::link::Program;
+use crate::pta::{FieldMode, Origin, PointsTo, PtaStats};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Text,
+    Json,
+    Dot,
+}
+
+#[derive(Args, Debug)]
+pub struct CallGraphArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: GraphFormat,
+    /// How the points-to analysis treats struct members.
+    #[arg(long, value_enum, default_value = "field-based")]
+    pub fields: FieldMode,
+    /// Also time the scheduler on a toy bottom-up analysis ("functions transitively called"),
+    /// with 1 thread and with `-j` threads (a benchmark of the scheduler).
+    #[arg(long)]
+    pub bench_schedule: bool,
+    /// In text output, list at most this many recursive SCCs and unresolved calls.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(Serialize)]
+struct Site {
+    file: String,
+    line: u32,
+    col: u32,
+}
+
+#[derive(Serialize)]
+struct EdgeOut {
+    caller: String,
+    callee: String,
+    kind: EdgeKind,
+    #[serde(flatten)]
+    site: Site,
+}
+
+#[derive(Serialize)]
+struct Unresolved {
+    caller: String,
+    #[serde(flatten)]
+    site: Site,
+}
+
+#[derive(Serialize)]
+struct LargestClass {
+    size: usize,
+    /// Up to 50 members, described.
+    members: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Timings {
+    frontend_seconds: f64,
+    points_to_seconds: f64,
+    callgraph_seconds: f64,
+    /// `--bench-schedule`: the toy analysis with 1 thread and with `jobs` threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schedule_toy: Option<ScheduleBench>,
+}
+
+#[derive(Serialize)]
+struct ScheduleBench {
+    jobs: usize,
+    seconds_1: f64,
+    seconds_n: f64,
+}
+
+/// The JSON report (version 1).
+#[derive(Serialize)]
+struct Report {
+    version: u32,
+    stats: CallGraphStats,
+    points_to: PtaStats,
+    largest_class: Option<LargestClass>,
+    recursive_sccs: Vec<Vec<String>>,
+    unresolved: Vec<Unresolved>,
+    edges: Vec<EdgeOut>,
+    timings: Timings,
+}
+
+pub fn run(args: &CallGraphArgs) -> Result<i32> {
+    let inputs = args.input.inputs()?;
+    let pool = args.input.pool()?;
+    let t0 = Instant::now();
+    let build = driver::build(&inputs, &pool, driver::BuildOptions::default());
+    let problems = build
+        .units
+        .iter()
+        .filter(|u| u.load_error.is_some() || !u.parse_errors.is_empty())
+        .count();
+    for u in &build.units {
+        if let Some(e) = &u.load_error {
+            eprintln!("error: {}: {e}", u.tu);
+        }
+        for e in &u.parse_errors {
+            eprintln!("error: {e} (declaration skipped)");
+        }
+    }
+    let program = build.program;
+    let t1 = Instant::now();
+    let pta = PointsTo::analyze_with(&program, args.fields);
+    let t2 = Instant::now();
+    let cg = pool.install(|| CallGraph::build(&program, &pta));
+    let t3 = Instant::now();
+    let schedule_toy = args.bench_schedule.then(|| {
+        let jobs = pool.current_num_threads();
+        ScheduleBench {
+            jobs,
+            seconds_1: crate::schedule::bench_toy(&cg, 1).as_secs_f64(),
+            seconds_n: crate::schedule::bench_toy(&cg, jobs).as_secs_f64(),
+        }
+    });
+    let timings = Timings {
+        frontend_seconds: (t1 - t0).as_secs_f64(),
+        points_to_seconds: (t2 - t1).as_secs_f64(),
+        callgraph_seconds: (t3 - t2).as_secs_f64(),
+        schedule_toy,
+    };
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        GraphFormat::Dot => write_dot(&mut out, &program, &cg)?,
+        GraphFormat::Json => {
+            let report = report(&program, &pta, &cg, timings);
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        }
+        GraphFormat::Text => write_text(&mut out, &program, &pta, &cg, &timings, args.limit)?,
+    }
+    Ok(if problems > 0 {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}
+
+fn site(program: &Program, loc: Loc) -> Site {
+    let file = program
+        .files
+        .get(loc.file as usize)
+        .cloned()
+        .unwrap_or_default();
+    Site {
+        file,
+        line: loc.line,
+        col: loc.col,
+    }
+}
+
+/// A human-readable description of an abstract location.
+fn describe(program: &Program, o: Origin) -> String {
+    let fname = |f: FuncId| program.function_label(f);
+    match o {
+        Origin::Global(g) => program.global_name(g),
+        Origin::Local(f, l) => {
+            let name = program.functions[f.index()]
+                .body
+                .as_ref()
+                .and_then(|b| b.locals.get(l.index()))
+                .map_or("?".to_string(), |l| program.names.get(l.name).to_string());
+            format!("{}:{name}", fname(f))
+        }
+        Origin::Return(f) => format!("return value of {}", fname(f)),
+        Origin::Function(f) => format!("function {}", fname(f)),
+        Origin::Str(s) => format!(
+            "string {:?}",
+            program.strings.get(s.index()).map_or("", |s| s.as_str())
+        ),
+        Origin::Alloc(f, loc) => {
+            let s = site(program, loc);
+            format!("allocation in {} at {}:{}", fname(f), s.file, s.line)
+        }
+        Origin::Field(r, name) => {
+            let tag = program
+                .types
+                .record(r)
+                .tag
+                .map_or("<anon>", |t| program.names.get(t));
+            format!("member {tag}.{}", program.names.get(name))
+        }
+        Origin::Fresh => "(anonymous)".into(),
+    }
+}
+
+fn largest_class(program: &Program, pta: &PointsTo) -> Option<LargestClass> {
+    let (class, size) = pta.largest_class()?;
+    let members = pta
+        .class_members(class)
+        .into_iter()
+        .take(50)
+        .map(|o| describe(program, o))
+        .collect();
+    Some(LargestClass { size, members })
+}
+
+fn recursive_sccs(program: &Program, cg: &CallGraph) -> Vec<Vec<String>> {
+    cg.sccs
+        .iter()
+        .filter(|s| s.recursive)
+        .map(|s| {
+            s.functions
+                .iter()
+                .map(|f| program.function_label(*f))
+                .collect()
+        })
+        .collect()
+}
+
+fn report(program: &Program, pta: &PointsTo, cg: &CallGraph, timings: Timings) -> Report {
+    let edges = cg
+        .edges
+        .iter()
+        .enumerate()
+        .flat_map(|(caller, es)| {
+            es.iter().map(move |e| EdgeOut {
+                caller: program.function_label(FuncId(caller as u32)),
+                callee: program.function_label(e.callee),
+                kind: e.kind,
+                site: site(program, e.loc),
+            })
+        })
+        .collect();
+    let unresolved = cg
+        .unresolved
+        .iter()
+        .map(|u| Unresolved {
+            caller: program.function_label(u.caller),
+            site: site(program, u.loc),
+        })
+        .collect();
+    Report {
+        version: 1,
+        stats: cg.stats.clone(),
+        points_to: pta.stats.clone(),
+        largest_class: largest_class(program, pta),
+        recursive_sccs: recursive_sccs(program, cg),
+        unresolved,
+        edges,
+        timings,
+    }
+}
+
+fn write_text(
+    out: &mut impl Write,
+    program: &Program,
+    pta: &PointsTo,
+    cg: &CallGraph,
+    timings: &Timings,
+    limit: usize,
+) -> Result<()> {
+    let s = &cg.stats;
+    writeln!(
+        out,
+        "call graph: {} functions ({} defined), {} direct and {} indirect edges, {} SCCs ({} recursive, largest {})",
+        s.functions, s.defined, s.edges_direct, s.edges_indirect, s.sccs, s.recursive_sccs, s.largest_scc
+    )?;
+    let p = &pta.stats;
+    writeln!(
+        out,
+        "points-to: {} nodes in {} classes, {} unifications, {} allocation sites, {} thread creations",
+        p.nodes, p.classes, p.unifications, p.allocation_sites, p.thread_creations
+    )?;
+    if let Some(l) = largest_class(program, pta) {
+        let shown = l
+            .members
+            .iter()
+            .take(limit)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = l.size.saturating_sub(limit.min(l.members.len()));
+        writeln!(
+            out,
+            "largest points-to class: {} lvalues: {shown}{}",
+            l.size,
+            more_note(more)
+        )?;
+    }
+    let rec = recursive_sccs(program, cg);
+    for scc in rec.iter().take(limit) {
+        writeln!(out, "recursive SCC: {}", scc.join(", "))?;
+    }
+    if rec.len() > limit {
+        writeln!(
+            out,
+            "... and {} more recursive SCCs (--limit, or --format json for all)",
+            rec.len() - limit
+        )?;
+    }
+    writeln!(
+        out,
+        "unresolved indirect calls: {} (of {} indirect call sites)",
+        cg.unresolved.len(),
+        s.call_sites_indirect
+    )?;
+    for u in cg.unresolved.iter().take(limit) {
+        let st = site(program, u.loc);
+        writeln!(
+            out,
+            "  {}:{}:{}: in {}",
+            st.file,
+            st.line,
+            st.col,
+            program.function_label(u.caller)
+        )?;
+    }
+    if cg.unresolved.len() > limit {
+        writeln!(out, "  ... and {} more", cg.unresolved.len() - limit)?;
+    }
+    writeln!(
+        out,
+        "time: front end {:.2} s, points-to {:.2} s, call graph + SCCs {:.2} s",
+        timings.frontend_seconds, timings.points_to_seconds, timings.callgraph_seconds
+    )?;
+    if let Some(b) = &timings.schedule_toy {
+        writeln!(
+            out,
+            "scheduler (toy analysis): {:.3} s with 1 thread, {:.3} s with {} ({:.2}x)",
+            b.seconds_1,
+            b.seconds_n,
+            b.jobs,
+            b.seconds_1 / b.seconds_n.max(1e-9)
+        )?;
+    }
+    Ok(())
+}
+
+fn more_note(n: usize) -> String {
+    if n > 0 {
+        format!(", ... and {n} more")
+    } else {
+        String::new()
+    }
+}
+
+fn write_dot(out: &mut impl Write, program: &Program, cg: &CallGraph) -> Result<()> {
+    writeln!(out, "digraph callgraph {{")?;
+    writeln!(out, "  node [shape=box, fontname=monospace];")?;
+    for (i, f) in program.functions.iter().enumerate() {
+        let style = if f.body.is_some() {
+            ""
+        } else {
+            ", style=dashed"
+        };
+        writeln!(
+            out,
+            "  f{i} [label={:?}{style}];",
+            program.function_label(FuncId(i as u32))
+        )?;
+    }
+    for (caller, es) in cg.edges.iter().enumerate() {
+        for e in es {
+            let style = if e.kind == EdgeKind::Indirect {
+                " [style=dashed]"
+            } else {
+                ""
+            };
+            writeln!(out, "  f{caller} -> f{}{style};", e.callee.0)?;
+        }
+    }
+    writeln!(out, "}}")?;
+    Ok(())
+}

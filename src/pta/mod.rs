@@ -1,0 +1,289 @@
+//! Steensgaard's points-to analysis over the linked program (RELAY §3.1, §4.1).
+//!
+//! Every abstract location (global, local, formal, return value, function, string literal,
+//! allocation site) is a node; nodes are unified into classes (union-find), and each class has
+//! at most one points-to successor class, so assignments unify targets instead of adding edges.
+//! The analysis is field-insensitive (`x.f` is `x`), flow- and context-insensitive, and almost
+//! linear. A function's class carries a signature (its formals and return node); calls through a
+//! pointer unify actuals with the signature found in the pointer's target class, so functions
+//! that may be called from the same pointer share formals — the standard Steensgaard treatment.
+//!
+//! Library functions are modelled by a small built-in table ([`models`]) until the declarative
+//! summaries/ files take over: allocation sites, copies (`memcpy`), and thread creation (the start
+//! routine is called with the argument, which also becomes an escape root).
+
+pub mod models;
+mod solve;
+pub mod unionfind;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::callgraph::IndirectCalls;
+use crate::ir::*;
+use crate::link::Program;
+use unionfind::UnionFind;
+
+const NONE: u32 = u32::MAX;
+
+/// What an abstract location stands for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Origin {
+    Global(GlobalId),
+    Local(FuncId, LocalId),
+    /// The return value of a function.
+    Return(FuncId),
+    Function(FuncId),
+    Str(StrId),
+    /// An allocation site: the call to an allocator at this location in this function.
+    Alloc(FuncId, Loc),
+    /// A struct or union member in the field-based mode: `x.f` and `p->f` for every object of
+    /// the record.
+    Field(RecordId, Name),
+    /// A node made by the analysis (the target of a pointer nothing points to yet).
+    Fresh,
+}
+
+/// A function signature attached to a class: formal and return *locations*.
+#[derive(Clone, Debug)]
+struct Lam {
+    args: Vec<u32>,
+    ret: u32,
+    /// Where arguments beyond `args` go (variadic calls), and what `va_arg` reads.
+    rest: u32,
+}
+
+/// Counts for reports and benchmarks.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PtaStats {
+    pub nodes: usize,
+    pub classes: usize,
+    pub unifications: usize,
+    /// Program lvalues (non-fresh abstract locations) in the largest class.
+    pub largest_class: usize,
+    pub indirect_calls: usize,
+    /// Indirect calls whose callee points to no function.
+    pub unresolved_indirect_calls: usize,
+    pub allocation_sites: usize,
+    pub thread_creations: usize,
+}
+
+/// How structs are treated.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Default, clap::ValueEnum)]
+pub enum FieldMode {
+    /// RELAY's treatment: `x.f` is `x`; every member of an object is one location.
+    Insensitive,
+    /// Each member of a record type is one location across all objects of that type
+    /// (`x.f`, `p->f` and `q->f` are the node of `S.f`): members no longer pollute each other's
+    /// targets (function-pointer tables stay apart), at the price of merging instances and of
+    /// trusting the declared type of the access (a cast to another struct type is not followed).
+    #[default]
+    FieldBased,
+}
+
+/// The solved analysis: classes, their targets, and the queries later stages need.
+pub struct PointsTo {
+    pub mode: FieldMode,
+    /// Member nodes of the field-based mode.
+    field_nodes: FxHashMap<(RecordId, Name), u32>,
+    uf: UnionFind,
+    /// Points-to successor of each class (valid at representatives).
+    pts: Vec<u32>,
+    /// Index into `lams` (valid at representatives).
+    lam: Vec<u32>,
+    lams: Vec<Lam>,
+    origin: Vec<Origin>,
+    global_base: u32,
+    func_base: u32,
+    ret_base: u32,
+    str_base: u32,
+    /// First node of each function's locals.
+    local_base: Vec<u32>,
+    /// Values passed to thread start routines: escape roots.
+    thread_args: Vec<u32>,
+    /// Program lvalues per class representative.
+    class_size: FxHashMap<u32, usize>,
+    /// Functions per class representative (the possible targets of a pointer to the class).
+    class_functions: FxHashMap<u32, Vec<FuncId>>,
+    pub stats: PtaStats,
+}
+
+impl PointsTo {
+    /// Runs the analysis over the whole program (field-based).
+    pub fn analyze(program: &Program) -> PointsTo {
+        solve::solve(program, FieldMode::default())
+    }
+
+    pub fn analyze_with(program: &Program, mode: FieldMode) -> PointsTo {
+        solve::solve(program, mode)
+    }
+
+    /// The member a field-based lvalue denotes: its last field offset.
+    pub(crate) fn member_key(&self, lv: &Lval) -> Option<(RecordId, Name)> {
+        if self.mode != FieldMode::FieldBased {
+            return None;
+        }
+        lv.offsets.iter().rev().find_map(|o| match o {
+            Offset::Field { record, name } if record.0 != u32::MAX => Some((*record, *name)),
+            _ => None,
+        })
+    }
+
+    /// The class a node belongs to (after solving, paths are flat: this is O(1)).
+    pub fn class(&self, node: u32) -> u32 {
+        self.uf.find_const(node)
+    }
+
+    fn target(&self, node: u32) -> Option<u32> {
+        let t = self.pts[self.class(node) as usize];
+        (t != NONE).then(|| self.class(t))
+    }
+
+    pub fn global_node(&self, g: GlobalId) -> u32 {
+        self.global_base + g.0
+    }
+
+    pub fn local_node(&self, f: FuncId, l: LocalId) -> u32 {
+        self.local_base[f.index()] + l.0
+    }
+
+    pub fn function_node(&self, f: FuncId) -> u32 {
+        self.func_base + f.0
+    }
+
+    pub fn return_node(&self, f: FuncId) -> u32 {
+        self.ret_base + f.0
+    }
+
+    pub fn string_node(&self, s: StrId) -> u32 {
+        self.str_base + s.0
+    }
+
+    /// The class of the memory an lvalue of function `f` denotes: its representative. `None` when
+    /// the lvalue dereferences a value that points nowhere known (an integer cast to a pointer).
+    pub fn lval_class(&self, f: FuncId, lv: &Lval) -> Option<u32> {
+        if let Some(key) = self.member_key(lv) {
+            return self.field_nodes.get(&key).map(|&n| self.class(n));
+        }
+        match &lv.host {
+            Host::Var(VarRef::Global(g)) => Some(self.class(self.global_node(*g))),
+            Host::Var(VarRef::Local(l)) => Some(self.class(self.local_node(f, *l))),
+            Host::Mem(e) => self.value_class(f, e),
+        }
+    }
+
+    /// The class an expression's value points to, if any.
+    pub fn value_class(&self, f: FuncId, e: &Expr) -> Option<u32> {
+        match e {
+            Expr::Load(lv) => self.target(self.lval_class(f, lv)?),
+            Expr::AddrOf(lv) | Expr::StartOf(lv) => self.lval_class(f, lv),
+            Expr::Func(FuncRef::Linked(g)) => Some(self.class(self.function_node(*g))),
+            Expr::Const(Const::Str(s)) => Some(self.class(self.string_node(*s))),
+            Expr::Binary(op, a, b) => match pointer_operand(*op) {
+                Some(PointerOperand::First) => self.value_class(f, a),
+                Some(PointerOperand::Either) => {
+                    self.value_class(f, a).or_else(|| self.value_class(f, b))
+                }
+                None => None,
+            },
+            Expr::Unary(UnOp::LogNot, _) => None,
+            Expr::Unary(_, a) | Expr::Cast(_, a) => self.value_class(f, a),
+            _ => None,
+        }
+    }
+
+    /// How many program lvalues (variables, allocation sites, strings, functions) a class
+    /// stands for: RELAY's "large representative" filter uses it.
+    pub fn class_size(&self, class: u32) -> usize {
+        self.class_size
+            .get(&self.class(class))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The abstract locations in a class, for reports (linear in the number of nodes).
+    pub fn class_members(&self, class: u32) -> Vec<Origin> {
+        let c = self.class(class);
+        (0..self.uf.len() as u32)
+            .filter(|&n| self.class(n) == c && self.origin[n as usize] != Origin::Fresh)
+            .map(|n| self.origin[n as usize])
+            .collect()
+    }
+
+    /// The class with the most program lvalues, and its size.
+    pub fn largest_class(&self) -> Option<(u32, usize)> {
+        self.class_size
+            .iter()
+            .map(|(&c, &n)| (c, n))
+            .max_by_key(|&(c, n)| (n, std::cmp::Reverse(c)))
+    }
+
+    /// Functions a call through `callee` (a function pointer value in `caller`) may reach.
+    pub fn call_targets(&self, caller: FuncId, callee: &Expr) -> Vec<FuncId> {
+        self.value_class(caller, callee)
+            .and_then(|c| self.class_functions.get(&c))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Classes reachable from `roots` through points-to edges (roots included): RELAY's
+    /// isAccessible.
+    pub fn reachable_from(
+        &self,
+        roots: impl IntoIterator<Item = u32>,
+    ) -> rustc_hash::FxHashSet<u32> {
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack: Vec<u32> = roots.into_iter().map(|r| self.class(r)).collect();
+        while let Some(c) = stack.pop() {
+            if !seen.insert(c) {
+                continue;
+            }
+            if let Some(t) = self.target(c) {
+                stack.push(t);
+            }
+        }
+        seen
+    }
+
+    /// Classes that may be shared between threads: reachable from a global or from a value
+    /// passed to a thread start routine.
+    pub fn escaping(&self) -> rustc_hash::FxHashSet<u32> {
+        let globals = (0..(self.func_base - self.global_base)).map(|g| self.global_base + g);
+        self.reachable_from(globals.chain(self.thread_args.iter().copied()))
+    }
+
+    pub fn origin(&self, node: u32) -> Origin {
+        self.origin[node as usize]
+    }
+}
+
+/// Which operand of a binary operation may carry a pointer value.
+#[derive(Copy, Clone)]
+pub(crate) enum PointerOperand {
+    First,
+    /// Integer arithmetic on an address (`(unsigned long)p & ~3`, `off + (long)base`): whichever
+    /// operand points somewhere. Operands are never unified: `a == b` must not make `a`, `b` alias.
+    Either,
+}
+
+/// Pointer arithmetic keeps the pointer operand's target; comparisons, multiplications, shifts
+/// and pointer differences produce no pointer.
+pub(crate) fn pointer_operand(op: BinOp) -> Option<PointerOperand> {
+    match op {
+        BinOp::PtrAdd => Some(PointerOperand::First),
+        BinOp::Add | BinOp::Sub | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+            Some(PointerOperand::Either)
+        }
+        _ => None,
+    }
+}
+
+impl IndirectCalls for PointsTo {
+    fn targets(&self, caller: FuncId, callee: &Expr) -> Option<Vec<FuncId>> {
+        let t = self.call_targets(caller, callee);
+        (!t.is_empty()).then_some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,421 @@
+//! Building and solving the unification constraints.
+
+use rustc_hash::FxHashMap;
+
+use super::models::{model, Model};
+use super::PointerOperand::{Either, First};
+use super::{Lam, Origin, PointsTo, PtaStats, NONE};
+use crate::ir::*;
+use crate::link::Program;
+
+struct Solver<'p> {
+    p: PointsTo,
+    program: &'p Program,
+    /// Pending unifications (an explicit stack: no recursion however deep the types).
+    pending: Vec<(u32, u32)>,
+}
+
+pub(super) fn solve(program: &Program, mode: super::FieldMode) -> PointsTo {
+    let mut s = Solver {
+        p: empty(program, mode),
+        program,
+        pending: Vec::new(),
+    };
+    for (i, f) in program.functions.iter().enumerate() {
+        let fid = FuncId(i as u32);
+        if let Some(body) = &f.body {
+            let args = body
+                .params
+                .iter()
+                .map(|l| s.p.local_node(fid, *l))
+                .collect();
+            let ret = s.p.return_node(fid);
+            let node = s.p.function_node(fid);
+            let rest = s.node(Origin::Fresh);
+            s.set_lam(node, Lam { args, ret, rest });
+        }
+    }
+    for (i, g) in program.globals.iter().enumerate() {
+        // Initializers run in no function; their lvalues name only globals.
+        let no_fn = FuncId(u32::MAX);
+        for ins in &g.global.init {
+            s.instr(no_fn, ins);
+        }
+        let _ = i;
+    }
+    for (i, f) in program.functions.iter().enumerate() {
+        let fid = FuncId(i as u32);
+        if let Some(body) = &f.body {
+            for b in &body.blocks {
+                for ins in &b.instrs {
+                    s.instr(fid, ins);
+                }
+                if let Terminator::Return { value: Some(e), .. } = &b.term {
+                    if let Some(v) = s.val(fid, e) {
+                        let r = s.pts(s.p.return_node(fid));
+                        s.join(r, v);
+                    }
+                }
+            }
+        }
+    }
+    s.finish()
+}
+
+/// The node layout: globals, functions, return values, strings, then each function's locals.
+fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
+    let mut origin = Vec::new();
+    origin.extend((0..program.globals.len()).map(|g| Origin::Global(GlobalId(g as u32))));
+    let func_base = origin.len() as u32;
+    origin.extend((0..program.functions.len()).map(|f| Origin::Function(FuncId(f as u32))));
+    let ret_base = origin.len() as u32;
+    origin.extend((0..program.functions.len()).map(|f| Origin::Return(FuncId(f as u32))));
+    let str_base = origin.len() as u32;
+    origin.extend((0..program.strings.len()).map(|s| Origin::Str(StrId(s as u32))));
+    let mut local_base = Vec::with_capacity(program.functions.len());
+    for (i, f) in program.functions.iter().enumerate() {
+        local_base.push(origin.len() as u32);
+        if let Some(body) = &f.body {
+            origin.extend(
+                (0..body.locals.len()).map(|l| Origin::Local(FuncId(i as u32), LocalId(l as u32))),
+            );
+        }
+    }
+    let mut uf = super::UnionFind::default();
+    for _ in 0..origin.len() {
+        uf.add();
+    }
+    PointsTo {
+        mode,
+        field_nodes: FxHashMap::default(),
+        pts: vec![NONE; origin.len()],
+        lam: vec![NONE; origin.len()],
+        lams: Vec::new(),
+        uf,
+        origin,
+        global_base: 0,
+        func_base,
+        ret_base,
+        str_base,
+        local_base,
+        thread_args: Vec::new(),
+        class_size: FxHashMap::default(),
+        class_functions: FxHashMap::default(),
+        stats: PtaStats::default(),
+    }
+}
+
+impl Solver<'_> {
+    fn node(&mut self, origin: Origin) -> u32 {
+        self.p.origin.push(origin);
+        self.p.pts.push(NONE);
+        self.p.lam.push(NONE);
+        self.p.uf.add()
+    }
+
+    /// The points-to successor of `n`'s class, created on demand.
+    fn pts(&mut self, n: u32) -> u32 {
+        let r = self.p.uf.find(n);
+        if self.p.pts[r as usize] == NONE {
+            let fresh = self.node(Origin::Fresh);
+            self.p.pts[r as usize] = fresh;
+        }
+        self.p.pts[r as usize]
+    }
+
+    fn set_lam(&mut self, n: u32, lam: Lam) {
+        let r = self.p.uf.find(n);
+        match self.p.lam[r as usize] {
+            NONE => {
+                self.p.lams.push(lam);
+                self.p.lam[r as usize] = self.p.lams.len() as u32 - 1;
+            }
+            existing => {
+                let old = self.p.lams[existing as usize].clone();
+                self.unify_lams(&old, &lam);
+                if lam.args.len() > old.args.len() {
+                    self.p.lams[existing as usize] = lam;
+                }
+                self.drain();
+            }
+        }
+    }
+
+    /// The signature of the class `n` belongs to, created with `arity` fresh formals if absent.
+    fn lam_of(&mut self, n: u32, arity: usize) -> Lam {
+        let r = self.p.uf.find(n);
+        if self.p.lam[r as usize] == NONE {
+            let lam = self.fresh_lam(arity);
+            self.p.lams.push(lam);
+            let r = self.p.uf.find(n);
+            self.p.lam[r as usize] = self.p.lams.len() as u32 - 1;
+        }
+        let r = self.p.uf.find(n);
+        self.p.lams[self.p.lam[r as usize] as usize].clone()
+    }
+
+    fn fresh_lam(&mut self, arity: usize) -> Lam {
+        let args = (0..arity).map(|_| self.node(Origin::Fresh)).collect();
+        let ret = self.node(Origin::Fresh);
+        let rest = self.node(Origin::Fresh);
+        Lam { args, ret, rest }
+    }
+
+    /// Unifies two signatures position by position; the shorter one's `rest` stands for the
+    /// positions it lacks.
+    fn unify_lams(&mut self, a: &Lam, b: &Lam) {
+        for i in 0..a.args.len().max(b.args.len()) {
+            let x = a.args.get(i).copied().unwrap_or(a.rest);
+            let y = b.args.get(i).copied().unwrap_or(b.rest);
+            self.pending.push((x, y));
+        }
+        self.pending.push((a.ret, b.ret));
+        self.pending.push((a.rest, b.rest));
+    }
+
+    /// Unifies the classes of `a` and `b`, and then their targets and signatures.
+    fn join(&mut self, a: u32, b: u32) {
+        self.pending.push((a, b));
+        self.drain();
+    }
+
+    fn drain(&mut self) {
+        while let Some((a, b)) = self.pending.pop() {
+            let (ra, rb) = (self.p.uf.find(a), self.p.uf.find(b));
+            if ra == rb {
+                continue;
+            }
+            let (pa, pb) = (self.p.pts[ra as usize], self.p.pts[rb as usize]);
+            let (la, lb) = (self.p.lam[ra as usize], self.p.lam[rb as usize]);
+            let Some((root, _)) = self.p.uf.union(ra, rb) else {
+                continue;
+            };
+            self.p.stats.unifications += 1;
+            self.p.pts[root as usize] = match (pa, pb) {
+                (NONE, x) | (x, NONE) => x,
+                (x, y) => {
+                    self.pending.push((x, y));
+                    x
+                }
+            };
+            self.p.lam[root as usize] = match (la, lb) {
+                (NONE, x) | (x, NONE) => x,
+                (x, y) => {
+                    let (lx, ly) = (
+                        self.p.lams[x as usize].clone(),
+                        self.p.lams[y as usize].clone(),
+                    );
+                    self.unify_lams(&lx, &ly);
+                    if ly.args.len() > lx.args.len() {
+                        y
+                    } else {
+                        x
+                    }
+                }
+            };
+        }
+    }
+
+    /// The node of the location an lvalue denotes: its member node in the field-based mode, else
+    /// its base (offsets are ignored).
+    fn loc(&mut self, f: FuncId, lv: &Lval) -> u32 {
+        if let Some(key) = self.p.member_key(lv) {
+            // The base is still evaluated: `p->f` reads `p`, and a call in it has effects.
+            if let Host::Mem(e) = &lv.host {
+                self.val(f, e);
+            }
+            if let Some(&n) = self.p.field_nodes.get(&key) {
+                return n;
+            }
+            let n = self.node(Origin::Field(key.0, key.1));
+            self.p.field_nodes.insert(key, n);
+            return n;
+        }
+        match &lv.host {
+            Host::Var(VarRef::Global(g)) => self.p.global_node(*g),
+            Host::Var(VarRef::Local(l)) => match self.p.local_base.get(f.index()) {
+                Some(base) => base + l.0,
+                None => self.node(Origin::Fresh),
+            },
+            Host::Mem(e) => match self.val(f, e) {
+                Some(v) => v,
+                // Dereferencing something that points nowhere known (an integer address).
+                None => self.node(Origin::Fresh),
+            },
+        }
+    }
+
+    /// The node an expression's value points to, if it may be a pointer.
+    fn val(&mut self, f: FuncId, e: &Expr) -> Option<u32> {
+        match e {
+            Expr::Load(lv) => {
+                let l = self.loc(f, lv);
+                Some(self.pts(l))
+            }
+            Expr::AddrOf(lv) | Expr::StartOf(lv) => Some(self.loc(f, lv)),
+            Expr::Func(FuncRef::Linked(g)) => Some(self.p.function_node(*g)),
+            Expr::Const(Const::Str(s)) => Some(self.p.string_node(*s)),
+            Expr::Binary(op, a, b) => match super::pointer_operand(*op) {
+                Some(First) => self.val(f, a),
+                Some(Either) => {
+                    let x = self.val(f, a);
+                    x.or_else(|| self.val(f, b))
+                }
+                None => None,
+            },
+            Expr::Unary(UnOp::LogNot, _) => None,
+            Expr::Unary(_, a) | Expr::Cast(_, a) => self.val(f, a),
+            _ => None,
+        }
+    }
+
+    /// `*pts(loc(dst)) ⊇ v`: unify the target of `dst` with `v`.
+    fn assign(&mut self, dst_loc: u32, v: u32) {
+        let t = self.pts(dst_loc);
+        self.join(t, v);
+    }
+
+    fn instr(&mut self, f: FuncId, ins: &Instr) {
+        match ins {
+            Instr::Assign { dst, src, .. } => {
+                if let Some(v) = self.val(f, src) {
+                    let l = self.loc(f, dst);
+                    self.assign(l, v);
+                }
+            }
+            Instr::Call {
+                dst,
+                callee,
+                args,
+                loc,
+            } => self.call(f, dst.as_ref(), callee, args, *loc),
+            Instr::Asm { .. } => {}
+        }
+    }
+
+    fn call(&mut self, f: FuncId, dst: Option<&Lval>, callee: &Expr, args: &[Expr], loc: Loc) {
+        if let Expr::Func(FuncRef::Linked(g)) = callee {
+            let target = &self.program.functions[g.index()];
+            if target.body.is_none() {
+                let name = self.program.names.get(target.name).to_string();
+                if let Some(m) = model(&name) {
+                    self.external(f, m, dst, args, loc);
+                }
+                return;
+            }
+            let node = self.p.function_node(*g);
+            let lam = self.lam_of(node, args.len());
+            self.bind(f, &lam, dst, args);
+            return;
+        }
+        self.p.stats.indirect_calls += 1;
+        match self.val(f, callee) {
+            Some(fnode) => {
+                let lam = self.lam_of(fnode, args.len());
+                self.bind(f, &lam, dst, args);
+            }
+            None => self.p.stats.unresolved_indirect_calls += 1,
+        }
+    }
+
+    /// Actuals flow into formals, the return value into `dst`.
+    fn bind(&mut self, f: FuncId, lam: &Lam, dst: Option<&Lval>, args: &[Expr]) {
+        for (i, a) in args.iter().enumerate() {
+            if let Some(v) = self.val(f, a) {
+                let formal = lam.args.get(i).copied().unwrap_or(lam.rest);
+                self.assign(formal, v);
+            }
+        }
+        if let Some(d) = dst {
+            let l = self.loc(f, d);
+            let (lt, rt) = (self.pts(l), self.pts(lam.ret));
+            self.join(lt, rt);
+        }
+    }
+
+    fn external(&mut self, f: FuncId, m: Model, dst: Option<&Lval>, args: &[Expr], loc: Loc) {
+        match m {
+            Model::Alloc { copies_arg } => {
+                self.p.stats.allocation_sites += 1;
+                let site = self.node(Origin::Alloc(f, loc));
+                if let Some(i) = copies_arg {
+                    if let Some(v) = args.get(i).and_then(|a| self.val(f, a)) {
+                        self.join(site, v);
+                    }
+                }
+                if let Some(d) = dst {
+                    let l = self.loc(f, d);
+                    self.assign(l, site);
+                }
+            }
+            Model::AllocOut { arg } => {
+                self.p.stats.allocation_sites += 1;
+                let site = self.node(Origin::Alloc(f, loc));
+                if let Some(p) = args.get(arg).and_then(|a| self.val(f, a)) {
+                    self.assign(p, site);
+                }
+            }
+            Model::Copy { dst: d, src } => {
+                let (dv, sv) = (
+                    args.get(d).and_then(|a| self.val(f, a)),
+                    args.get(src).and_then(|a| self.val(f, a)),
+                );
+                if let (Some(dv), Some(sv)) = (dv, sv) {
+                    let (dt, st) = (self.pts(dv), self.pts(sv));
+                    self.join(dt, st);
+                }
+                if let (Some(res), Some(dv)) = (dst, dv) {
+                    let l = self.loc(f, res);
+                    self.assign(l, dv);
+                }
+            }
+            Model::VaArg => {
+                // The variadic arguments of the enclosing function.
+                if let (Some(d), true) = (dst, f.index() < self.program.functions.len()) {
+                    let rest = self.lam_of(self.p.function_node(f), 0).rest;
+                    let l = self.loc(f, d);
+                    let (lt, rt) = (self.pts(l), self.pts(rest));
+                    self.join(lt, rt);
+                }
+            }
+            Model::ThreadCreate { start, arg } => {
+                self.p.stats.thread_creations += 1;
+                let routine = args.get(start).and_then(|a| self.val(f, a));
+                let value = args.get(arg).and_then(|a| self.val(f, a));
+                if let Some(v) = value {
+                    self.p.thread_args.push(v);
+                }
+                if let Some(r) = routine {
+                    let lam = self.lam_of(r, 1);
+                    if let Some(v) = value {
+                        self.assign(lam.args[0], v);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> PointsTo {
+        let n = self.p.uf.len() as u32;
+        for i in 0..n {
+            self.p.uf.find(i);
+        }
+        let mut p = self.p;
+        for i in 0..n {
+            let c = p.uf.find_const(i);
+            match p.origin[i as usize] {
+                Origin::Fresh => {}
+                Origin::Function(fid) => {
+                    *p.class_size.entry(c).or_default() += 1;
+                    p.class_functions.entry(c).or_default().push(fid);
+                }
+                _ => *p.class_size.entry(c).or_default() += 1,
+            }
+        }
+        p.stats.nodes = n as usize;
+        p.stats.classes = (0..n).filter(|&i| p.uf.find_const(i) == i).count();
+        p.stats.largest_class = p.class_size.values().copied().max().unwrap_or(0);
+        p.thread_args = p.thread_args.iter().map(|&t| p.uf.find_const(t)).collect();
+        p
+    }
+}

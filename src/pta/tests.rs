@@ -1,0 +1,307 @@
+//! Points-to tests on small programs, lowered and linked with the real front end.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::ir::names::Names;
+use crate::link::Linker;
+
+fn program(src: &str) -> Program {
+    let names = Names::new();
+    let out = crate::frontend::lower::lower_unit("t.c".into(), src, &names);
+    assert!(out.parse_errors.is_empty(), "{:?}", out.parse_errors);
+    assert!(
+        out.unit.diagnostics.is_empty(),
+        "{:?}",
+        out.unit.diagnostics
+    );
+    let mut linker = Linker::new(Arc::new(names));
+    linker.add(0, out.unit);
+    linker.finish()
+}
+
+struct Fixture {
+    program: Program,
+    pta: PointsTo,
+}
+
+impl Fixture {
+    fn new(src: &str) -> Self {
+        Self::with_mode(src, FieldMode::FieldBased)
+    }
+
+    fn with_mode(src: &str, mode: FieldMode) -> Self {
+        let program = program(src);
+        let pta = PointsTo::analyze_with(&program, mode);
+        Fixture { program, pta }
+    }
+
+    fn func(&self, name: &str) -> FuncId {
+        let i = self
+            .program
+            .functions
+            .iter()
+            .position(|f| self.program.names.get(f.name) == name);
+        FuncId(i.unwrap_or_else(|| panic!("no function {name}")) as u32)
+    }
+
+    fn global(&self, name: &str) -> GlobalId {
+        let i = self
+            .program
+            .globals
+            .iter()
+            .position(|g| self.program.names.get(g.global.name) == name);
+        GlobalId(i.unwrap_or_else(|| panic!("no global {name}")) as u32)
+    }
+
+    fn local(&self, f: &str, name: &str) -> u32 {
+        let fid = self.func(f);
+        let body = self.program.functions[fid.index()].body.as_ref().unwrap();
+        let l = body
+            .locals
+            .iter()
+            .position(|l| self.program.names.get(l.name) == name)
+            .unwrap();
+        self.pta.local_node(fid, LocalId(l as u32))
+    }
+
+    /// The class a global pointer's value points to.
+    fn target_of_global(&self, name: &str) -> Option<u32> {
+        self.pta.target(self.pta.global_node(self.global(name)))
+    }
+
+    fn class_of_global(&self, name: &str) -> u32 {
+        self.pta.class(self.pta.global_node(self.global(name)))
+    }
+}
+
+#[test]
+fn aliasing_through_assignment_and_address_of() {
+    let fx = Fixture::new("int a, b, c; int *p, *q, *r; void f(void) { p = &a; q = p; r = &c; }");
+    assert_eq!(fx.target_of_global("p"), Some(fx.class_of_global("a")));
+    assert_eq!(fx.target_of_global("q"), Some(fx.class_of_global("a")));
+    assert_eq!(fx.target_of_global("r"), Some(fx.class_of_global("c")));
+    assert_ne!(fx.class_of_global("a"), fx.class_of_global("c"));
+    assert_ne!(fx.class_of_global("a"), fx.class_of_global("b"));
+}
+
+#[test]
+fn double_pointers_unify_the_inner_targets() {
+    let fx = Fixture::new(
+        "int x, y; int *p, *q; int **pp; void f(void) { p = &x; pp = &p; *pp = &y; q = *pp; }",
+    );
+    // *pp = &y makes p point to y as well as x: x and y are one class.
+    assert_eq!(fx.class_of_global("x"), fx.class_of_global("y"));
+    assert_eq!(fx.target_of_global("pp"), Some(fx.class_of_global("p")));
+    assert_eq!(fx.target_of_global("q"), Some(fx.class_of_global("x")));
+}
+
+const TWO_FIELDS: &str =
+    "struct s { int *a; int *b; } g; int x, y; void f(struct s *p) { g.a = &x; p = &g; p->b = &y; }";
+
+#[test]
+fn struct_fields_are_merged_field_insensitively() {
+    let fx = Fixture::with_mode(TWO_FIELDS, FieldMode::Insensitive);
+    assert_eq!(fx.class_of_global("x"), fx.class_of_global("y"));
+    assert_eq!(fx.target_of_global("g"), Some(fx.class_of_global("x")));
+}
+
+#[test]
+fn struct_fields_stay_apart_field_based() {
+    let fx = Fixture::new(TWO_FIELDS);
+    assert_ne!(fx.class_of_global("x"), fx.class_of_global("y"));
+    let f = fx.func("f");
+    let body = fx.program.functions[f.index()].body.as_ref().unwrap();
+    let member_targets: Vec<u32> = body
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .filter_map(|i| match i {
+            Instr::Assign { dst, .. } if !dst.offsets.is_empty() => fx.pta.lval_class(f, dst),
+            _ => None,
+        })
+        .filter_map(|c| fx.pta.target(c))
+        .collect();
+    // g.a -> x and p->b -> y: two members, two targets.
+    assert_eq!(
+        member_targets,
+        vec![fx.class_of_global("x"), fx.class_of_global("y")]
+    );
+}
+
+#[test]
+fn variadic_arguments_reach_va_arg() {
+    let src = "typedef __builtin_va_list va_list;
+        void (*hook)(int);
+        void cb(int x) {}
+        void config(int op, ...) {
+            va_list ap;
+            __builtin_va_start(ap, op);
+            hook = __builtin_va_arg(ap, void (*)(int));
+            __builtin_va_end(ap);
+        }
+        void setup(void) { config(1, cb); }
+        void fire(void) { hook(3); }";
+    let fx = Fixture::new(src);
+    let fire = fx.func("fire");
+    let body = fx.program.functions[fire.index()].body.as_ref().unwrap();
+    let callee = body
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .find_map(|i| match i {
+            Instr::Call { callee, .. } => Some(callee.clone()),
+            _ => None,
+        });
+    assert_eq!(
+        fx.pta.call_targets(fire, &callee.unwrap()),
+        vec![fx.func("cb")]
+    );
+}
+
+#[test]
+fn function_pointers_in_structs_and_arrays_resolve_calls() {
+    let src = "struct ops { void (*run)(int *); } ops;
+        void (*table[2])(int *);
+        int data;
+        void h1(int *p) { *p = 1; }
+        void h2(int *p) { *p = 2; }
+        void h3(int *p) { *p = 3; }
+        void setup(void) { ops.run = h1; table[0] = h2; table[1] = &h2; }
+        void go(int i) { ops.run(&data); table[i](&data); }";
+    let fx = Fixture::new(src);
+    let go = fx.func("go");
+    let calls: Vec<Vec<String>> = fx.program.functions[go.index()]
+        .body
+        .as_ref()
+        .unwrap()
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .filter_map(|i| match i {
+            Instr::Call { callee, .. } => Some(
+                fx.pta
+                    .call_targets(go, callee)
+                    .iter()
+                    .map(|f| fx.program.function_label(*f))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, vec![vec!["h1".to_string()], vec!["h2".to_string()]]);
+    // The formal of h1 receives &data.
+    let h1p = fx.local("h1", "p");
+    assert_eq!(fx.pta.target(h1p), Some(fx.class_of_global("data")));
+    assert_eq!(fx.pta.stats.unresolved_indirect_calls, 0);
+}
+
+#[test]
+fn callbacks_passed_as_arguments() {
+    let src = "int v;
+        void cb(int *p) { *p = 0; }
+        void each(void (*fn)(int *), int *arg) { fn(arg); }
+        void main_(void) { each(cb, &v); }";
+    let fx = Fixture::new(src);
+    let each = fx.func("each");
+    let body = fx.program.functions[each.index()].body.as_ref().unwrap();
+    let callee = body
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .find_map(|i| match i {
+            Instr::Call { callee, .. } => Some(callee.clone()),
+            _ => None,
+        });
+    let targets = fx.pta.call_targets(each, &callee.unwrap());
+    assert_eq!(targets, vec![fx.func("cb")]);
+    assert_eq!(
+        fx.pta.target(fx.local("cb", "p")),
+        Some(fx.class_of_global("v"))
+    );
+}
+
+#[test]
+fn pthread_create_calls_the_start_routine_with_its_argument() {
+    let src = "typedef unsigned long pthread_t;
+        int pthread_create(pthread_t *, const void *, void *(*)(void *), void *);
+        struct work { int count; };
+        void *worker(void *arg) { struct work *w = arg; w->count++; return 0; }
+        int shared_counter;
+        void start(void) {
+            pthread_t t;
+            struct work *w = malloc(sizeof *w);
+            pthread_create(&t, 0, worker, w);
+        }
+        void *malloc(unsigned long);";
+    let fx = Fixture::new(src);
+    let w = fx
+        .pta
+        .target(fx.local("start", "w"))
+        .expect("w points somewhere");
+    assert!(
+        matches!(fx.pta.class_members(w)[..], [Origin::Alloc(..)]),
+        "{:?}",
+        fx.pta.class_members(w)
+    );
+    assert_eq!(fx.pta.target(fx.local("worker", "arg")), Some(w));
+    assert!(
+        fx.pta.escaping().contains(&w),
+        "the thread argument escapes"
+    );
+    assert_eq!(fx.pta.stats.thread_creations, 1);
+}
+
+#[test]
+fn locals_not_reachable_from_globals_do_not_escape() {
+    let src = "int *g; void f(void) { int a, b; int *p = &a; g = &b; *p = 1; }";
+    let fx = Fixture::new(src);
+    let escaping = fx.pta.escaping();
+    assert!(escaping.contains(&fx.pta.class(fx.local("f", "b"))));
+    assert!(!escaping.contains(&fx.pta.class(fx.local("f", "a"))));
+}
+
+#[test]
+fn return_values_and_allocation_sites() {
+    let src = "void *malloc(unsigned long);
+        int *mk(void) { return malloc(4); }
+        int *p, *q;
+        void f(void) { p = mk(); q = malloc(8); }";
+    let fx = Fixture::new(src);
+    let (tp, tq) = (
+        fx.target_of_global("p").unwrap(),
+        fx.target_of_global("q").unwrap(),
+    );
+    assert_ne!(tp, tq, "two allocation sites stay apart");
+    assert_eq!(fx.pta.class_size(tp), 1);
+    assert_eq!(fx.pta.stats.allocation_sites, 2);
+}
+
+#[test]
+fn lvalue_classes_for_accesses() {
+    let src = "struct s { int f; } a, b; void f(struct s *p, struct s *q) { p->f = 1; q->f = 2; } void g(void) { f(&a, &a); f(&b, &b); }";
+    let fx = Fixture::new(src);
+    let f = fx.func("f");
+    let body = fx.program.functions[f.index()].body.as_ref().unwrap();
+    let classes: Vec<Option<u32>> = body
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .filter_map(|i| match i {
+            Instr::Assign { dst, .. } => Some(fx.pta.lval_class(f, dst)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(classes.len(), 2);
+    assert_eq!(classes[0], classes[1], "p->f and q->f may alias");
+    let insensitive = Fixture::with_mode(src, FieldMode::Insensitive);
+    let p_f = insensitive.pta.lval_class(
+        f,
+        &match &body.blocks[0].instrs[0] {
+            Instr::Assign { dst, .. } => dst.clone(),
+            other => panic!("{other:?}"),
+        },
+    );
+    assert_eq!(p_f, Some(insensitive.class_of_global("a")));
+    assert_eq!(insensitive.pta.class_size(p_f.unwrap()), 2, "a and b");
+}
