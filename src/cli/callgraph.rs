@@ -249,7 +249,7 @@ fn report(program: &Program, pta: &PointsTo, cg: &CallGraph, timings: Timings) -
         .collect();
     Report {
         version: 1,
-        stats: cg.stats.clone(),
+        stats: cg.stats,
         points_to: pta.stats.clone(),
         largest_class: largest_class(program, pta),
         recursive_sccs: recursive_sccs(program, cg),
