@@ -5,7 +5,8 @@
 #
 # Benchmarks relay's C front end against gcc on the same preprocessed (.i) files, in one run,
 # one thread each side:
-#   relay: target/release/relay parse -j1 --format json FILES...   (one process, all files)
+#   relay: target/release/relay parse -j1 [--syntax-only] --format json FILES... (one process,
+#          all files; once parsing only, once parsing + lowering to the IR + linking)
 #   gcc:   gcc -fsyntax-only -x cpp-output FILE                     (one process per file, in turn)
 # Directories are scanned recursively for *.i. Prints per side: wall seconds, MB/s (1 MB =
 # 1e6 bytes of .i input), peak RSS (from /usr/bin/time -v; for gcc the max over files), and
@@ -18,7 +19,7 @@
 set -euo pipefail
 
 if [[ $# -lt 1 || $1 == -h || $1 == --help ]]; then
-    sed -n '2,19s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,20s/^# \{0,1\}//p' "$0" >&2
     exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,17 +66,31 @@ echo "bench-frontend: $NFILES files, $BYTES bytes ($(fdiv "$BYTES" 1000000) MB)"
 cat "${FILES[@]}" >/dev/null # warm the page cache so neither side pays for the disk
 
 # ---- relay -------------------------------------------------------------------------------------
-t0=$(now)
-set +e
-/usr/bin/time -v -o "$TMP/relay.time" "$RELAY" parse -j1 --format json "${FILES[@]}" >"$TMP/relay.json" 2>"$TMP/relay.err"
-relay_rc=$?
-set -e
-t1=$(now)
-relay_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-relay_rss=$(rss_kb "$TMP/relay.time")
+# Twice: parsing only (--syntax-only), then the whole front end (parse + lower to IR + link).
+run_relay() { # $1 = tag, rest = extra flags
+    local tag=$1
+    shift
+    local t0 t1
+    t0=$(now)
+    set +e
+    /usr/bin/time -v -o "$TMP/relay-$tag.time" "$RELAY" parse -j1 --format json "$@" "${FILES[@]}" \
+        >"$TMP/relay-$tag.json" 2>"$TMP/relay-$tag.err"
+    echo $? >"$TMP/relay-$tag.rc"
+    set -e
+    t1=$(now)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }' >"$TMP/relay-$tag.s"
+}
+run_relay parse --syntax-only
+run_relay full
+relay_s=$(cat "$TMP/relay-parse.s")
+relay_rss=$(rss_kb "$TMP/relay-parse.time")
+relay_rc=$(cat "$TMP/relay-parse.rc")
+full_s=$(cat "$TMP/relay-full.s")
+full_rss=$(rss_kb "$TMP/relay-full.time")
+full_rc=$(cat "$TMP/relay-full.rc")
 relay_note=""
-if ((relay_rc > 1)); then
-    relay_note="FAILED (exit $relay_rc): $(tail -n 3 "$TMP/relay.err" | tr '\n' ' ')"
+if ((relay_rc > 1 || full_rc > 1)); then
+    relay_note="FAILED (exit $relay_rc/$full_rc): $(tail -n 3 "$TMP/relay-full.err" | tr '\n' ' ')"
 fi
 
 # ---- gcc ---------------------------------------------------------------------------------------
@@ -99,12 +114,14 @@ gcc_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 echo
 printf '%-6s %10s %8s %14s  %s\n' side wall_s MB/s peak_RSS_MiB notes
 printf '%-6s %10s %8s %14s  %s\n' relay "$relay_s" "$(fdiv "$BYTES" "$(awk -v s="$relay_s" 'BEGIN{print s*1e6}')")" \
-    "$(mb "$relay_rss")" "exit $relay_rc ${relay_note}"
+    "$(mb "$relay_rss")" "parse only (--syntax-only); exit $relay_rc ${relay_note}"
+printf '%-6s %10s %8s %14s  %s\n' relay+ "$full_s" "$(fdiv "$BYTES" "$(awk -v s="$full_s" 'BEGIN{print s*1e6}')")" \
+    "$(mb "$full_rss")" "parse + lower + link; exit $full_rc"
 printf '%-6s %10s %8s %14s  %s\n' gcc "$gcc_s" "$(fdiv "$BYTES" "$(awk -v s="$gcc_s" 'BEGIN{print s*1e6}')")" \
     "$(mb "$gcc_rss")" "max over files; $gcc_err files with errors, $gcc_warn more with warnings only"
-echo "gcc_time / relay_time = $(fdiv "$gcc_s" "$relay_s")"
+echo "gcc_time / relay_time = $(fdiv "$gcc_s" "$relay_s") (parse only), $(fdiv "$gcc_s" "$full_s") (parse + lower + link)"
 if ((relay_rc <= 1)); then
-    python3 - "$TMP/relay.json" <<'EOF' || echo "relay: (could not read its JSON output)"
+    python3 - "$TMP/relay-full.json" <<'EOF' || echo "relay: (could not read its JSON output)"
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -114,15 +131,16 @@ errs = d.get("errors")
 nerr = len(errs) if isinstance(errs, list) else errs
 print("relay: files={} clean_files={} functions={} skipped_decls={} bytes={} seconds={} errors={}".format(
     *(d.get(k) for k in ("files", "clean_files", "functions", "skipped_decls", "bytes", "seconds")), nerr))
+print("relay ir: {}".format(d.get("ir")))
 EOF
 fi
 
 # ---- per-TU memory -----------------------------------------------------------------------------
 echo
-echo "per-TU memory: relay parse -j1 FILE, alone"
+echo "per-TU memory: relay parse -j1 --syntax-only FILE, alone"
 : >"$TMP/empty.i"
 set +e
-/usr/bin/time -v -o "$TMP/one.time" "$RELAY" parse -j1 "$TMP/empty.i" >/dev/null 2>&1
+/usr/bin/time -v -o "$TMP/one.time" "$RELAY" parse -j1 --syntax-only "$TMP/empty.i" >/dev/null 2>&1
 rc=$?
 set -e
 base=$(rss_kb "$TMP/one.time")
@@ -130,7 +148,7 @@ printf '%10s %14s %9s %12s %6s  %s\n' size_MB relay_RSS_MiB RSS/size gcc_RSS_MiB
 printf '%10s %14s %9s %12s %6s  %s\n' 0 "$(mb "$base")" - - "$rc" "(empty .i: baseline)"
 head -n "$NLARGEST" "$TMP/sizes" | while IFS=$'\t' read -r sz f; do
     set +e
-    /usr/bin/time -v -o "$TMP/one.time" "$RELAY" parse -j1 "$f" >/dev/null 2>&1
+    /usr/bin/time -v -o "$TMP/one.time" "$RELAY" parse -j1 --syntax-only "$f" >/dev/null 2>&1
     rc=$?
     set -e
     r=$(rss_kb "$TMP/one.time")

@@ -30,7 +30,9 @@ use crate::link::Program;
 /// Resolves indirect calls; implemented by the points-to analysis.
 pub trait IndirectCalls: Sync {
     /// Targets of an indirect call in `caller` through `callee`; `None` when unknown.
-    fn targets(&self, caller: FuncId, callee: &Expr) -> Option<Vec<FuncId>>;
+    /// `args` is the number of actual arguments (resolvers may drop targets that cannot take
+    /// them).
+    fn targets(&self, caller: FuncId, callee: &Expr, args: usize) -> Option<Vec<FuncId>>;
 }
 
 /// Resolves no indirect call (every one is counted as unresolved): for tests and for running
@@ -39,7 +41,7 @@ pub trait IndirectCalls: Sync {
 pub struct NoIndirect;
 
 impl IndirectCalls for NoIndirect {
-    fn targets(&self, _caller: FuncId, _callee: &Expr) -> Option<Vec<FuncId>> {
+    fn targets(&self, _caller: FuncId, _callee: &Expr, _args: usize) -> Option<Vec<FuncId>> {
         None
     }
 }
@@ -167,7 +169,10 @@ fn function_calls(program: &Program, caller: FuncId, resolver: &dyn IndirectCall
     for block in &body.blocks {
         size += block.instrs.len();
         for instr in &block.instrs {
-            let Instr::Call { callee, loc, .. } = instr else {
+            let Instr::Call {
+                callee, loc, args, ..
+            } = instr
+            else {
                 continue;
             };
             let site = raw.len();
@@ -179,7 +184,9 @@ fn function_calls(program: &Program, caller: FuncId, resolver: &dyn IndirectCall
                 continue;
             }
             out.indirect_sites += 1;
-            let targets = resolver.targets(caller, callee).unwrap_or_default();
+            let targets = resolver
+                .targets(caller, callee, args.len())
+                .unwrap_or_default();
             let before = raw.len();
             for t in targets {
                 debug_assert!(t.index() < n, "indirect target {t:?} out of range");
@@ -598,7 +605,7 @@ mod tests {
     /// Resolves every indirect call to the functions whose names start with `h_`.
     struct Handlers(Vec<FuncId>);
     impl IndirectCalls for Handlers {
-        fn targets(&self, _caller: FuncId, callee: &Expr) -> Option<Vec<FuncId>> {
+        fn targets(&self, _caller: FuncId, callee: &Expr, _args: usize) -> Option<Vec<FuncId>> {
             assert!(direct_callee(callee).is_none());
             Some(self.0.clone())
         }
@@ -649,7 +656,7 @@ mod tests {
         // An empty target set counts as unresolved too.
         struct Empty;
         impl IndirectCalls for Empty {
-            fn targets(&self, _: FuncId, _: &Expr) -> Option<Vec<FuncId>> {
+            fn targets(&self, _: FuncId, _: &Expr, _: usize) -> Option<Vec<FuncId>> {
                 Some(Vec::new())
             }
         }

@@ -105,6 +105,8 @@ pub struct PointsTo {
     class_size: FxHashMap<u32, usize>,
     /// Functions per class representative (the possible targets of a pointer to the class).
     class_functions: FxHashMap<u32, Vec<FuncId>>,
+    /// Parameter count and variadic flag of each defined, prototyped function.
+    arity: Vec<Option<(usize, bool)>>,
     pub stats: PtaStats,
 }
 
@@ -278,9 +280,24 @@ pub(crate) fn pointer_operand(op: BinOp) -> Option<PointerOperand> {
     }
 }
 
+impl PointsTo {
+    /// Whether `f` can be called with `args` arguments: its prototype has that many parameters,
+    /// or fewer and `...`. Unprototyped functions accept any count.
+    pub fn accepts(&self, f: FuncId, args: usize) -> bool {
+        match self.arity.get(f.index()).copied().flatten() {
+            Some((n, variadic)) => args == n || (variadic && args > n),
+            None => true,
+        }
+    }
+}
+
 impl IndirectCalls for PointsTo {
-    fn targets(&self, caller: FuncId, callee: &Expr) -> Option<Vec<FuncId>> {
-        let t = self.call_targets(caller, callee);
+    /// Targets in the callee's class that can take the call's arguments: Steensgaard merges the
+    /// function pointers of a class; a call with three arguments does not reach a one-parameter
+    /// function stored in a merged pointer.
+    fn targets(&self, caller: FuncId, callee: &Expr, args: usize) -> Option<Vec<FuncId>> {
+        let mut t = self.call_targets(caller, callee);
+        t.retain(|&f| self.accepts(f, args));
         (!t.is_empty()).then_some(t)
     }
 }

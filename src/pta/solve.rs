@@ -101,6 +101,19 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
         thread_args: Vec::new(),
         class_size: FxHashMap::default(),
         class_functions: FxHashMap::default(),
+        arity: program
+            .functions
+            .iter()
+            .map(|f| match program.types.kind(f.ty) {
+                crate::ir::types::TypeKind::Function {
+                    params,
+                    variadic,
+                    prototyped: true,
+                    ..
+                } if f.body.is_some() => Some((params.len(), *variadic)),
+                _ => None,
+            })
+            .collect(),
         stats: PtaStats::default(),
     }
 }

@@ -305,3 +305,31 @@ fn lvalue_classes_for_accesses() {
     assert_eq!(p_f, Some(insensitive.class_of_global("a")));
     assert_eq!(insensitive.pta.class_size(p_f.unwrap()), 2, "a and b");
 }
+
+#[test]
+fn indirect_targets_are_filtered_by_arity() {
+    use crate::callgraph::IndirectCalls;
+    // One pointer holds both a one- and a two-parameter function (through a cast).
+    let src = "typedef void (*fn1)(int);
+        void one(int a) {}
+        void two(int a, int b) {}
+        fn1 p;
+        void set(int c) { p = c ? one : (fn1)two; }
+        void call(void) { p(1); }";
+    let fx = Fixture::new(src);
+    let call = fx.func("call");
+    let body = fx.program.functions[call.index()].body.as_ref().unwrap();
+    let callee = body
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .find_map(|i| match i {
+            Instr::Call { callee, .. } => Some(callee.clone()),
+            _ => None,
+        });
+    let callee = callee.unwrap();
+    let mut all = fx.pta.call_targets(call, &callee);
+    all.sort();
+    assert_eq!(all, vec![fx.func("one"), fx.func("two")]);
+    assert_eq!(fx.pta.targets(call, &callee, 1), Some(vec![fx.func("one")]));
+}
