@@ -89,6 +89,54 @@ pub enum TypeKind {
     Unknown,
 }
 
+/// Maps the type and record ids inside a type to another table (see [`TypeKind::map_ids`]).
+pub trait IdMap {
+    fn ty(&mut self, t: TypeId) -> TypeId;
+    fn record(&mut self, r: RecordId) -> RecordId;
+}
+
+impl TypeKind {
+    /// The same kind with every type and record id it contains mapped through `m`.
+    pub fn map_ids(self, m: &mut impl IdMap) -> TypeKind {
+        match self {
+            TypeKind::Pointer(p) => TypeKind::Pointer(m.ty(p)),
+            TypeKind::Array { elem, len } => TypeKind::Array {
+                elem: m.ty(elem),
+                len,
+            },
+            TypeKind::Function {
+                ret,
+                mut params,
+                variadic,
+                prototyped,
+            } => {
+                let ret = m.ty(ret);
+                for p in &mut params {
+                    *p = m.ty(*p);
+                }
+                TypeKind::Function {
+                    ret,
+                    params,
+                    variadic,
+                    prototyped,
+                }
+            }
+            TypeKind::Record(r) => TypeKind::Record(m.record(r)),
+            TypeKind::Vector { elem, bytes } => TypeKind::Vector {
+                elem: m.ty(elem),
+                bytes,
+            },
+            k @ (TypeKind::Void
+            | TypeKind::Bool
+            | TypeKind::Int { .. }
+            | TypeKind::Float(_)
+            | TypeKind::Complex(_)
+            | TypeKind::Enum { .. }
+            | TypeKind::Unknown) => k,
+        }
+    }
+}
+
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 pub struct Type {
     pub kind: TypeKind,

@@ -24,7 +24,7 @@ use std::hash::{Hash, Hasher};
 use hashbrown::HashTable;
 use rustc_hash::{FxHashMap, FxHasher};
 
-use crate::ir::types::{FieldDef, RecordDef, RecordKind, Type, TypeKind, TypeTable};
+use crate::ir::types::{FieldDef, IdMap, RecordDef, RecordKind, Type, TypeKind, TypeTable};
 use crate::ir::{Name, Quals, RecordId, TypeId};
 
 use super::NONE;
@@ -159,42 +159,7 @@ impl<'a> UnitTypes<'a> {
     }
 
     fn map_kind(&mut self, kind: TypeKind) -> TypeKind {
-        match kind {
-            TypeKind::Pointer(p) => TypeKind::Pointer(self.import(p)),
-            TypeKind::Array { elem, len } => TypeKind::Array {
-                elem: self.import(elem),
-                len,
-            },
-            TypeKind::Function {
-                ret,
-                mut params,
-                variadic,
-                prototyped,
-            } => {
-                let ret = self.import(ret);
-                for p in &mut params {
-                    *p = self.import(*p);
-                }
-                TypeKind::Function {
-                    ret,
-                    params,
-                    variadic,
-                    prototyped,
-                }
-            }
-            TypeKind::Record(r) => TypeKind::Record(self.import_record(r)),
-            TypeKind::Vector { elem, bytes } => TypeKind::Vector {
-                elem: self.import(elem),
-                bytes,
-            },
-            k @ (TypeKind::Void
-            | TypeKind::Bool
-            | TypeKind::Int { .. }
-            | TypeKind::Float(_)
-            | TypeKind::Complex(_)
-            | TypeKind::Enum { .. }
-            | TypeKind::Unknown) => k,
-        }
+        kind.map_ids(self)
     }
 
     /// Maps a record to its staging record (creating it, or becoming its provider, as needed);
@@ -337,36 +302,7 @@ impl FinalTypes {
             return TypeId(m);
         }
         let Type { kind, quals } = self.st.get(t).clone();
-        let kind = match kind {
-            TypeKind::Pointer(p) => TypeKind::Pointer(self.import(p)),
-            TypeKind::Array { elem, len } => TypeKind::Array {
-                elem: self.import(elem),
-                len,
-            },
-            TypeKind::Function {
-                ret,
-                mut params,
-                variadic,
-                prototyped,
-            } => {
-                let ret = self.import(ret);
-                for p in &mut params {
-                    *p = self.import(*p);
-                }
-                TypeKind::Function {
-                    ret,
-                    params,
-                    variadic,
-                    prototyped,
-                }
-            }
-            TypeKind::Record(r) => TypeKind::Record(self.import_record(r)),
-            TypeKind::Vector { elem, bytes } => TypeKind::Vector {
-                elem: self.import(elem),
-                bytes,
-            },
-            k => k,
-        };
+        let kind = kind.map_ids(self);
         let s = self.out.intern(kind, quals);
         self.tmap[t.0 as usize] = s.0;
         s
@@ -404,5 +340,23 @@ impl FinalTypes {
             let packed = self.st.record(RecordId(s)).packed;
             self.out.complete_record(RecordId(id), fields, packed);
         }
+    }
+}
+
+impl IdMap for UnitTypes<'_> {
+    fn ty(&mut self, t: TypeId) -> TypeId {
+        self.import(t)
+    }
+    fn record(&mut self, r: RecordId) -> RecordId {
+        self.import_record(r)
+    }
+}
+
+impl IdMap for FinalTypes {
+    fn ty(&mut self, t: TypeId) -> TypeId {
+        self.import(t)
+    }
+    fn record(&mut self, r: RecordId) -> RecordId {
+        self.import_record(r)
     }
 }

@@ -65,6 +65,20 @@ impl Fixture {
         self.pta.local_node(fid, LocalId(l as u32))
     }
 
+    /// The callee expression of the first call in function `f`.
+    fn first_callee(&self, f: FuncId) -> Expr {
+        let body = self.program.functions[f.index()].body.as_ref().unwrap();
+        let callee = body
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instrs)
+            .find_map(|i| match i {
+                Instr::Call { callee, .. } => Some(callee.clone()),
+                _ => None,
+            });
+        callee.expect("a call")
+    }
+
     /// The class a global pointer's value points to.
     fn target_of_global(&self, name: &str) -> Option<u32> {
         self.pta.target(self.pta.global_node(self.global(name)))
@@ -144,19 +158,8 @@ fn variadic_arguments_reach_va_arg() {
         void fire(void) { hook(3); }";
     let fx = Fixture::new(src);
     let fire = fx.func("fire");
-    let body = fx.program.functions[fire.index()].body.as_ref().unwrap();
-    let callee = body
-        .blocks
-        .iter()
-        .flat_map(|b| &b.instrs)
-        .find_map(|i| match i {
-            Instr::Call { callee, .. } => Some(callee.clone()),
-            _ => None,
-        });
-    assert_eq!(
-        fx.pta.call_targets(fire, &callee.unwrap()),
-        vec![fx.func("cb")]
-    );
+    let callee = fx.first_callee(fire);
+    assert_eq!(fx.pta.call_targets(fire, &callee), vec![fx.func("cb")]);
 }
 
 #[test]
@@ -204,16 +207,8 @@ fn callbacks_passed_as_arguments() {
         void main_(void) { each(cb, &v); }";
     let fx = Fixture::new(src);
     let each = fx.func("each");
-    let body = fx.program.functions[each.index()].body.as_ref().unwrap();
-    let callee = body
-        .blocks
-        .iter()
-        .flat_map(|b| &b.instrs)
-        .find_map(|i| match i {
-            Instr::Call { callee, .. } => Some(callee.clone()),
-            _ => None,
-        });
-    let targets = fx.pta.call_targets(each, &callee.unwrap());
+    let callee = fx.first_callee(each);
+    let targets = fx.pta.call_targets(each, &callee);
     assert_eq!(targets, vec![fx.func("cb")]);
     assert_eq!(
         fx.pta.target(fx.local("cb", "p")),
@@ -318,16 +313,8 @@ fn indirect_targets_are_filtered_by_arity() {
         void call(void) { p(1); }";
     let fx = Fixture::new(src);
     let call = fx.func("call");
-    let body = fx.program.functions[call.index()].body.as_ref().unwrap();
-    let callee = body
-        .blocks
-        .iter()
-        .flat_map(|b| &b.instrs)
-        .find_map(|i| match i {
-            Instr::Call { callee, .. } => Some(callee.clone()),
-            _ => None,
-        });
-    let callee = callee.unwrap();
+    let callee = fx.first_callee(call);
+
     let mut all = fx.pta.call_targets(call, &callee);
     all.sort();
     assert_eq!(all, vec![fx.func("one"), fx.func("two")]);
