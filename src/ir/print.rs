@@ -34,15 +34,57 @@ impl Printer<'_> {
         s
     }
 
+    /// Types read left to right: qualifiers of a pointer follow its `*` (`int *volatile`), a
+    /// pointer to a function or array parenthesises its target (`(fn(int) -> int) *`), and array
+    /// dimensions are outermost first (`int[2][3]`).
     fn write_ty(&self, out: &mut String, t: TypeId) {
         let ty = self.types.get(t);
-        for (bit, word) in [
-            (Quals::CONST, "const "),
-            (Quals::VOLATILE, "volatile "),
-            (Quals::ATOMIC, "_Atomic "),
-        ] {
+        const QUALS: [(u8, &str); 3] = [
+            (Quals::CONST, "const"),
+            (Quals::VOLATILE, "volatile"),
+            (Quals::ATOMIC, "_Atomic"),
+        ];
+        if let TypeKind::Pointer(p) = &ty.kind {
+            let parens = matches!(
+                self.types.kind(*p),
+                TypeKind::Function { .. } | TypeKind::Array { .. }
+            );
+            if parens {
+                out.push('(');
+            }
+            self.write_ty(out, *p);
+            out.push_str(if parens { ") *" } else { " *" });
+            for (bit, word) in QUALS {
+                if ty.quals.has(bit) {
+                    out.push_str(word);
+                    out.push(' ');
+                }
+            }
+            if ty.quals.0 & (Quals::CONST | Quals::VOLATILE | Quals::ATOMIC) != 0 {
+                out.pop();
+            }
+            return;
+        }
+        if let TypeKind::Array { .. } = &ty.kind {
+            let mut dims = Vec::new();
+            let mut inner = t;
+            while let TypeKind::Array { elem, len } = self.types.kind(inner) {
+                dims.push(*len);
+                inner = *elem;
+            }
+            self.write_ty(out, inner);
+            for d in dims {
+                match d {
+                    Some(n) => write!(out, "[{n}]").unwrap(),
+                    None => out.push_str("[]"),
+                }
+            }
+            return;
+        }
+        for (bit, word) in QUALS {
             if ty.quals.has(bit) {
                 out.push_str(word);
+                out.push(' ');
             }
         }
         match &ty.kind {
@@ -67,17 +109,8 @@ impl Printer<'_> {
                 out.push_str("_Complex ");
                 out.push_str(float_name(*k));
             }
-            TypeKind::Pointer(p) => {
-                self.write_ty(out, *p);
-                out.push_str(" *");
-            }
-            TypeKind::Array { elem, len } => {
-                self.write_ty(out, *elem);
-                match len {
-                    Some(n) => write!(out, "[{n}]").unwrap(),
-                    None => out.push_str("[]"),
-                }
-            }
+            // Written above, before the qualifier prefix.
+            TypeKind::Pointer(_) | TypeKind::Array { .. } => {}
             TypeKind::Function {
                 ret,
                 params,
@@ -293,7 +326,12 @@ impl Printer<'_> {
             .iter()
             .map(|p| {
                 let l = &f.locals[p.index()];
-                format!("{}: {}", self.names.get(l.name), self.ty(l.ty))
+                format!(
+                    "{}: {}{}",
+                    self.names.get(l.name),
+                    self.ty(l.ty),
+                    flags(l.flags)
+                )
             })
             .collect();
         let ret = match self.types.kind(f.ty) {

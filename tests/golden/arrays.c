@@ -1,4 +1,3 @@
-// KNOWN BUG (printer): array types print with the dimensions reversed: `int gm[2][3]` prints `int[3][2]`, `int (*m)[3]` prints `int[3] *`.
 /* Arrays: decay when passed or assigned, a[i] on an array vs p[i] on a pointer, &a[1], strings. */
 void use(int *p);
 void puts_(const char *s);

@@ -1,4 +1,3 @@
-// KNOWN BUG (printer): a pointer to a function prints as `fn(int) -> int *`, the same text as a function returning `int *`; `op_t table[2]` prints `fn(int) -> int *[2]`.
 /* Function pointers: through a variable, (*fp)(x) and fp(x), &f, in structs, arrays of them. */
 int inc(int x);
 int dec(int x);

@@ -1,4 +1,3 @@
-// KNOWN BUG (printer): `int *volatile vol_ptr` prints its type as `volatile int *`, the same text as `volatile int *ptr_to_vol`; formals print no flags (vp is volatile).
 /* Variable flags: _Atomic, volatile, __thread/_Thread_local, address taken. */
 _Atomic int atomic_counter;
 _Atomic(long) atomic_long;
