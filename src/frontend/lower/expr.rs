@@ -775,16 +775,11 @@ impl Lower<'_, '_> {
             }
             (None, None) => (Expr::Unknown, self.types().unknown()),
         };
-        let other = self.type_of_expr(f);
-        let a_null = t.is_some_and(|t| self.is_null_pointer_constant(t));
-        let b_null = self.is_null_pointer_constant(f);
-        let result_ty = self.conditional_type((a.1, a_null), (other, b_null));
-        let is_void = matches!(self.types().kind(result_ty), TypeKind::Void);
-        let result = if is_void {
-            None
-        } else {
-            Some(self.temp(result_ty))
-        };
+        // The result's type depends on both arms; the second is lowered below, so the
+        // temporary takes the first arm's type now and the joined type once both are known
+        // (probing the second arm's type would lower it twice: exponential in nested `?:`).
+        let is_void = matches!(self.types().kind(a.1), TypeKind::Void);
+        let result = (!is_void).then(|| self.temp(a.1));
         if let Some(r) = result {
             self.emit(Instr::Assign {
                 dst: Lval::var(r),
@@ -794,7 +789,7 @@ impl Lower<'_, '_> {
         }
         self.fb().goto(join);
         self.fb().start(no);
-        let (b, _) = self.rvalue(f)?;
+        let (b, b_ty) = self.rvalue(f)?;
         if let Some(r) = result {
             self.emit(Instr::Assign {
                 dst: Lval::var(r),
@@ -804,8 +799,15 @@ impl Lower<'_, '_> {
         }
         self.fb().goto(join);
         self.fb().start(join);
+        let a_null = t.is_some_and(|t| self.is_null_pointer_constant(t));
+        let b_null = self.is_null_pointer_constant(f);
+        let result_ty = self.conditional_type((a.1, a_null), (b_ty, b_null));
         Ok(match result {
-            Some(r) => Operand::Lv(Lval::var(r), result_ty),
+            Some(r) => {
+                let unqualified = self.types().unqualified(result_ty);
+                self.set_var_type(r, unqualified);
+                Operand::Lv(Lval::var(r), result_ty)
+            }
             None => Operand::Rv(Expr::Const(Const::Int(0)), result_ty),
         })
     }

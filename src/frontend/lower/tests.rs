@@ -104,3 +104,20 @@ fn kernel_constant_idioms_fold() {
         .collect();
     assert_eq!(cases, vec![32]);
 }
+
+#[test]
+fn nested_conditionals_lower_in_linear_time() {
+    // Linux's ilog2() nests `?:` 64 deep; lowering each arm once keeps this linear.
+    let mut e = String::from("0");
+    for i in 0..64 {
+        e = format!("n & (1ULL << {i}) ? {i} : {e}");
+    }
+    let (u, _) = lower(&format!("int f(unsigned long long n) {{ return {e}; }}"));
+    assert!(u.diagnostics.is_empty(), "{:?}", u.diagnostics);
+    let temps = u.functions[0]
+        .locals
+        .iter()
+        .filter(|l| l.kind == LocalKind::Temp)
+        .count();
+    assert_eq!(temps, 64, "one result temporary per `?:`");
+}
