@@ -50,6 +50,10 @@ toy = t.get("schedule_toy") or {}
 print(f"{name:<14} {mode:<12} {t['frontend_seconds']:8.2f} {t['points_to_seconds']:6.2f} {t['callgraph_seconds']:6.2f} "
       f"{rss:>8} {s['edges_direct']:9} {s['edges_indirect']:9} {s['sccs']:7} {s['largest_scc']:7} "
       f"{s['unresolved_indirect']:9} {p['largest_class']:8} {toy.get('seconds_1', 0):8.3f} {toy.get('seconds_n', 0):7.3f}")
+fe = d.get("frontend", {})
+print(f"{'':<14} front end: {fe.get('units')} units ({fe.get('clean_units')} clean, {fe.get('skipped_decls')} skipped decls), "
+      f"{fe.get('function_definitions')} function definitions, {fe.get('functions_lowered')} lowered "
+      f"({fe.get('duplicates_removed')} duplicates merged), {fe.get('lowering_failures')} lowering failures")
 PY
     done
 done

@@ -86,10 +86,23 @@ struct ScheduleBench {
     seconds_n: f64,
 }
 
+/// What the front end produced (the same totals as `relay parse`).
+#[derive(Serialize, Default)]
+struct FrontendTotals {
+    units: usize,
+    clean_units: usize,
+    skipped_decls: usize,
+    function_definitions: usize,
+    functions_lowered: usize,
+    duplicates_removed: usize,
+    lowering_failures: usize,
+}
+
 /// The JSON report (version 1).
 #[derive(Serialize)]
 struct Report {
     version: u32,
+    frontend: FrontendTotals,
     stats: CallGraphStats,
     points_to: PtaStats,
     largest_class: Option<LargestClass>,
@@ -117,7 +130,19 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
             eprintln!("error: {e} (declaration skipped)");
         }
     }
+    let mut frontend = FrontendTotals {
+        units: build.units.len(),
+        ..Default::default()
+    };
+    for u in &build.units {
+        frontend.clean_units += (u.load_error.is_none() && u.parse_errors.is_empty()) as usize;
+        frontend.skipped_decls += u.parse_errors.len();
+        frontend.function_definitions += u.function_definitions;
+    }
     let program = build.program;
+    frontend.functions_lowered = program.stats.functions_defined;
+    frontend.duplicates_removed = program.stats.duplicates_removed;
+    frontend.lowering_failures = program.units.iter().map(|u| u.diagnostics.len()).sum();
     let t1 = Instant::now();
     let pta = PointsTo::analyze_with(&program, args.fields);
     let t2 = Instant::now();
@@ -141,7 +166,8 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
     match args.format {
         GraphFormat::Dot => write_dot(&mut out, &program, &cg)?,
         GraphFormat::Json => {
-            let report = report(&program, &pta, &cg, timings);
+            let mut report = report(&program, &pta, &cg, timings);
+            report.frontend = frontend;
             writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         }
         GraphFormat::Text => write_text(&mut out, &program, &pta, &cg, &timings, args.limit)?,
@@ -249,6 +275,7 @@ fn report(program: &Program, pta: &PointsTo, cg: &CallGraph, timings: Timings) -
         .collect();
     Report {
         version: 1,
+        frontend: FrontendTotals::default(),
         stats: cg.stats,
         points_to: pta.stats.clone(),
         largest_class: largest_class(program, pta),
