@@ -10,6 +10,7 @@
 
 mod builder;
 mod consteval;
+mod control;
 mod decl;
 mod expr;
 mod init;

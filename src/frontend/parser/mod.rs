@@ -8,8 +8,10 @@
 //! The grammar is split by topic: `decl` (specifiers, declarators, initializers, records, enums,
 //! attributes), `stmt` (statements, asm) and `expr` (expressions and GNU builtins).
 
+mod attr;
 mod decl;
 mod expr;
+mod init;
 mod stmt;
 
 use std::collections::VecDeque;
