@@ -319,20 +319,22 @@ impl Printer<'_> {
         }
     }
 
+    /// `name: type [flags]`.
+    fn local_decl(&self, l: &Local) -> String {
+        format!(
+            "{}: {}{}",
+            self.names.get(l.name),
+            self.ty(l.ty),
+            flags(l.flags)
+        )
+    }
+
     pub fn function(&self, f: &Function) -> String {
         let mut out = String::new();
         let params: Vec<String> = f
             .params
             .iter()
-            .map(|p| {
-                let l = &f.locals[p.index()];
-                format!(
-                    "{}: {}{}",
-                    self.names.get(l.name),
-                    self.ty(l.ty),
-                    flags(l.flags)
-                )
-            })
+            .map(|p| self.local_decl(&f.locals[p.index()]))
             .collect();
         let ret = match self.types.kind(f.ty) {
             TypeKind::Function { ret, .. } => self.ty(*ret),
@@ -355,14 +357,7 @@ impl Printer<'_> {
             .locals
             .iter()
             .filter(|l| l.kind != LocalKind::Formal)
-            .map(|l| {
-                format!(
-                    "{}: {}{}",
-                    self.names.get(l.name),
-                    self.ty(l.ty),
-                    flags(l.flags)
-                )
-            })
+            .map(|l| self.local_decl(l))
             .collect();
         if !locals.is_empty() {
             writeln!(out, "  locals: {}", locals.join(", ")).unwrap();
