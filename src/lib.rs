@@ -8,5 +8,6 @@ pub mod driver;
 pub mod frontend;
 pub mod ir;
 pub mod link;
+pub mod models;
 pub mod pta;
 pub mod schedule;

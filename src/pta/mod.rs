@@ -8,11 +8,13 @@
 //! pointer unify actuals with the signature found in the pointer's target class, so functions
 //! that may be called from the same pointer share formals — the standard Steensgaard treatment.
 //!
-//! Library functions are modelled by a small built-in table ([`models`]) until the declarative
-//! summaries/ files take over: allocation sites, copies (`memcpy`), and thread creation (the start
-//! routine is called with the argument, which also becomes an escape root).
+//! Library functions are modelled by the declarative `summaries/` files ([`crate::models`]);
+//! a function with a model is handled by the model even if it has a body (which is then not
+//! analysed). Their points-to effects: allocation sites, copies (`memcpy`), returned arguments
+//! (`strchr`, `spinlock_check`), `va_arg`, and thread creation (the start routine is called
+//! with the argument, which also becomes an escape root).
 
-pub mod models;
+mod models;
 mod solve;
 pub mod unionfind;
 
@@ -111,13 +113,23 @@ pub struct PointsTo {
 }
 
 impl PointsTo {
-    /// Runs the analysis over the whole program (field-based).
+    /// Runs the analysis over the whole program (field-based, built-in models).
     pub fn analyze(program: &Program) -> PointsTo {
-        solve::solve(program, FieldMode::default())
+        Self::analyze_with(program, FieldMode::default())
     }
 
+    /// Runs the analysis with the built-in models.
     pub fn analyze_with(program: &Program, mode: FieldMode) -> PointsTo {
-        solve::solve(program, mode)
+        Self::analyze_with_models(program, mode, crate::models::Models::builtin_ref())
+    }
+
+    /// Runs the analysis with the given library models (built-in plus `--summaries`).
+    pub fn analyze_with_models(
+        program: &Program,
+        mode: FieldMode,
+        models: &crate::models::Models,
+    ) -> PointsTo {
+        solve::solve(program, mode, models)
     }
 
     /// The member a field-based lvalue denotes: its last field offset.

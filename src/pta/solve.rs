@@ -2,23 +2,26 @@
 
 use rustc_hash::FxHashMap;
 
-use super::models::{model, Model};
 use super::PointerOperand::{Either, First};
 use super::{Lam, Origin, PointsTo, PtaStats, NONE};
 use crate::ir::*;
 use crate::link::Program;
+use crate::models::{Model, Models};
 
 struct Solver<'p> {
     p: PointsTo,
     program: &'p Program,
+    /// The model of each function (by `FuncId`), if any: models win over bodies.
+    models: Vec<Option<&'p Model>>,
     /// Pending unifications (an explicit stack: no recursion however deep the types).
     pending: Vec<(u32, u32)>,
 }
 
-pub(super) fn solve(program: &Program, mode: super::FieldMode) -> PointsTo {
+pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) -> PointsTo {
     let mut s = Solver {
         p: empty(program, mode),
         program,
+        models: super::models::resolve(program, models),
         pending: Vec::new(),
     };
     for (i, f) in program.functions.iter().enumerate() {
@@ -45,6 +48,12 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode) -> PointsTo {
     }
     for (i, f) in program.functions.iter().enumerate() {
         let fid = FuncId(i as u32);
+        if s.models[i].is_some() {
+            // Models win over bodies: calls never reach this body, so its constraints would
+            // only merge classes inside it (kernel `mutex_lock`'s slow path, `kref_put`'s
+            // release callback). Its signature above still serves calls through pointers.
+            continue;
+        }
         if let Some(body) = &f.body {
             for b in &body.blocks {
                 for ins in &b.instrs {
@@ -308,12 +317,13 @@ impl Solver<'_> {
 
     fn call(&mut self, f: FuncId, dst: Option<&Lval>, callee: &Expr, args: &[Expr], loc: Loc) {
         if let Expr::Func(FuncRef::Linked(g)) = callee {
-            let target = &self.program.functions[g.index()];
-            if target.body.is_none() {
-                let name = self.program.names.get(target.name).to_string();
-                if let Some(m) = model(&name) {
-                    self.external(f, m, dst, args, loc);
-                }
+            // A model wins over a body (kernel `mutex_lock`, a program's own `xmalloc`).
+            if let Some(m) = self.models[g.index()] {
+                self.external(f, m, dst, args, loc);
+                return;
+            }
+            if self.program.functions[g.index()].body.is_none() {
+                // An unknown external: no points-to effect.
                 return;
             }
             let node = self.p.function_node(*g);
@@ -346,63 +356,68 @@ impl Solver<'_> {
         }
     }
 
-    fn external(&mut self, f: FuncId, m: Model, dst: Option<&Lval>, args: &[Expr], loc: Loc) {
-        match m {
-            Model::Alloc { copies_arg } => {
-                self.p.stats.allocation_sites += 1;
-                let site = self.node(Origin::Alloc(f, loc));
-                if let Some(i) = copies_arg {
-                    if let Some(v) = args.get(i).and_then(|a| self.val(f, a)) {
-                        self.join(site, v);
-                    }
-                }
-                if let Some(d) = dst {
-                    let l = self.loc(f, d);
-                    self.assign(l, site);
-                }
+    /// The points-to effects of a modelled call; a model may combine several. Lock, atomic,
+    /// join and `pure` models have none.
+    fn external(&mut self, f: FuncId, m: &Model, dst: Option<&Lval>, args: &[Expr], loc: Loc) {
+        let arg = |s: &mut Self, i: usize| args.get(i).and_then(|a| s.val(f, a));
+        if let Some(alloc) = &m.alloc {
+            self.p.stats.allocation_sites += 1;
+            let site = self.node(Origin::Alloc(f, loc));
+            if let Some(v) = alloc.copies_arg.and_then(|i| arg(self, i)) {
+                self.join(site, v);
             }
-            Model::AllocOut { arg } => {
-                self.p.stats.allocation_sites += 1;
-                let site = self.node(Origin::Alloc(f, loc));
-                if let Some(p) = args.get(arg).and_then(|a| self.val(f, a)) {
-                    self.assign(p, site);
-                }
+            if let Some(d) = dst {
+                let l = self.loc(f, d);
+                self.assign(l, site);
             }
-            Model::Copy { dst: d, src } => {
-                let (dv, sv) = (
-                    args.get(d).and_then(|a| self.val(f, a)),
-                    args.get(src).and_then(|a| self.val(f, a)),
-                );
-                if let (Some(dv), Some(sv)) = (dv, sv) {
-                    let (dt, st) = (self.pts(dv), self.pts(sv));
-                    self.join(dt, st);
-                }
-                if let (Some(res), Some(dv)) = (dst, dv) {
-                    let l = self.loc(f, res);
-                    self.assign(l, dv);
-                }
+        }
+        if let Some(out) = &m.alloc_out {
+            self.p.stats.allocation_sites += 1;
+            let site = self.node(Origin::Alloc(f, loc));
+            if let Some(p) = arg(self, out.arg) {
+                self.assign(p, site);
             }
-            Model::VaArg => {
-                // The variadic arguments of the enclosing function.
-                if let (Some(d), true) = (dst, f.index() < self.program.functions.len()) {
-                    let rest = self.lam_of(self.p.function_node(f), 0).rest;
-                    let l = self.loc(f, d);
-                    let (lt, rt) = (self.pts(l), self.pts(rest));
-                    self.join(lt, rt);
-                }
+        }
+        if let Some(copy) = &m.copy {
+            let (dv, sv) = (arg(self, copy.dst), arg(self, copy.src));
+            if let (Some(dv), Some(sv)) = (dv, sv) {
+                let (dt, st) = (self.pts(dv), self.pts(sv));
+                self.join(dt, st);
             }
-            Model::ThreadCreate { start, arg } => {
-                self.p.stats.thread_creations += 1;
-                let routine = args.get(start).and_then(|a| self.val(f, a));
-                let value = args.get(arg).and_then(|a| self.val(f, a));
+            // The result is the destination (memcpy returns dst).
+            if let (Some(res), Some(dv)) = (dst, dv) {
+                let l = self.loc(f, res);
+                self.assign(l, dv);
+            }
+        }
+        if let Some(i) = m.returns_arg {
+            if let (Some(res), Some(v)) = (dst, arg(self, i)) {
+                let l = self.loc(f, res);
+                self.assign(l, v);
+            }
+        }
+        if m.va_arg {
+            // The variadic arguments of the enclosing function.
+            if let (Some(d), true) = (dst, f.index() < self.program.functions.len()) {
+                let rest = self.lam_of(self.p.function_node(f), 0).rest;
+                let l = self.loc(f, d);
+                let (lt, rt) = (self.pts(l), self.pts(rest));
+                self.join(lt, rt);
+            }
+        }
+        if let Some(tc) = &m.thread_create {
+            self.p.stats.thread_creations += 1;
+            let routine = arg(self, tc.start);
+            let value = tc.arg.and_then(|i| arg(self, i));
+            if let Some(v) = value {
+                self.p.thread_args.push(v);
+            }
+            if let Some(r) = routine {
+                let lam = self.lam_of(r, 1);
                 if let Some(v) = value {
-                    self.p.thread_args.push(v);
-                }
-                if let Some(r) = routine {
-                    let lam = self.lam_of(r, 1);
-                    if let Some(v) = value {
-                        self.assign(lam.args[0], v);
-                    }
+                    // A start routine declared with no parameter takes the value in `rest`.
+                    let formal = lam.args.first().copied().unwrap_or(lam.rest);
+                    self.assign(formal, v);
                 }
             }
         }
