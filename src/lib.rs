@@ -4,10 +4,14 @@
 
 pub mod callgraph;
 pub mod cli;
+pub mod dataflow;
 pub mod driver;
 pub mod frontend;
 pub mod ir;
 pub mod link;
 pub mod models;
+pub mod pipeline;
 pub mod pta;
+pub mod race;
 pub mod schedule;
+pub mod summary;

@@ -18,6 +18,8 @@ enum Command {
     Ir(cli::ir::IrArgs),
     /// Points-to analysis and the call graph: edges, SCCs, unresolved indirect calls.
     Callgraph(cli::callgraph::CallGraphArgs),
+    /// Function summaries: relative locksets and guarded accesses (RELAY Figure 1).
+    Summary(cli::summary::SummaryArgs),
 }
 
 fn main() {
@@ -37,6 +39,7 @@ fn main() {
         Command::Parse(a) => cli::parse::run(a),
         Command::Ir(a) => cli::ir::run(a),
         Command::Callgraph(a) => cli::callgraph::run(a),
+        Command::Summary(a) => cli::summary::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

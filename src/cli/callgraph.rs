@@ -7,9 +7,8 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use super::{exit, InputArgs};
+use super::{exit, Frontend, FrontendTotals, InputArgs};
 use crate::callgraph::{CallGraph, CallGraphStats, EdgeKind};
-use crate::driver;
 use crate::ir::{FuncId, Loc};
 use crate::link::Program;
 use crate::pta::{FieldMode, Origin, PointsTo, PtaStats};
@@ -86,18 +85,6 @@ struct ScheduleBench {
     seconds_n: f64,
 }
 
-/// What the front end produced (the same totals as `relay parse`).
-#[derive(Serialize, Default)]
-struct FrontendTotals {
-    units: usize,
-    clean_units: usize,
-    skipped_decls: usize,
-    function_definitions: usize,
-    functions_lowered: usize,
-    duplicates_removed: usize,
-    lowering_failures: usize,
-}
-
 /// The JSON report (version 1).
 #[derive(Serialize)]
 struct Report {
@@ -113,36 +100,13 @@ struct Report {
 }
 
 pub fn run(args: &CallGraphArgs) -> Result<i32> {
-    let inputs = args.input.inputs()?;
     let pool = args.input.pool()?;
     let t0 = Instant::now();
-    let build = driver::build(&inputs, &pool, driver::BuildOptions::default());
-    let problems = build
-        .units
-        .iter()
-        .filter(|u| u.load_error.is_some() || !u.parse_errors.is_empty())
-        .count();
-    for u in &build.units {
-        if let Some(e) = &u.load_error {
-            eprintln!("error: {}: {e}", u.tu);
-        }
-        for e in &u.parse_errors {
-            eprintln!("error: {e} (declaration skipped)");
-        }
-    }
-    let mut frontend = FrontendTotals {
-        units: build.units.len(),
-        ..Default::default()
-    };
-    for u in &build.units {
-        frontend.clean_units += (u.load_error.is_none() && u.parse_errors.is_empty()) as usize;
-        frontend.skipped_decls += u.parse_errors.len();
-        frontend.function_definitions += u.function_definitions;
-    }
-    let program = build.program;
-    frontend.functions_lowered = program.stats.functions_defined;
-    frontend.duplicates_removed = program.stats.duplicates_removed;
-    frontend.lowering_failures = program.units.iter().map(|u| u.diagnostics.len()).sum();
+    let Frontend {
+        program,
+        totals: frontend,
+        problems,
+    } = super::build_program(&args.input, &pool)?;
     let t1 = Instant::now();
     let pta = PointsTo::analyze_with(&program, args.fields);
     let t2 = Instant::now();

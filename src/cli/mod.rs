@@ -3,11 +3,16 @@
 pub mod callgraph;
 pub mod ir;
 pub mod parse;
+pub mod summary;
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::driver;
+use crate::link::Program;
 
 use crate::frontend::input::{self, Input, PreprocessOptions};
 
@@ -79,4 +84,59 @@ impl InputArgs {
         }
         Ok(b.build()?)
     }
+}
+
+/// What the front end produced (the same totals as `relay parse`).
+#[derive(Serialize, Default, Debug, Clone)]
+pub struct FrontendTotals {
+    pub units: usize,
+    pub clean_units: usize,
+    pub skipped_decls: usize,
+    pub function_definitions: usize,
+    pub functions_lowered: usize,
+    pub duplicates_removed: usize,
+    pub lowering_failures: usize,
+}
+
+/// The linked program of a run, its totals, and how many units had problems (reported on
+/// stderr with file and line).
+pub struct Frontend {
+    pub program: Program,
+    pub totals: FrontendTotals,
+    pub problems: usize,
+}
+
+/// Parses, lowers and links the inputs; input problems go to stderr, the rest is analysed.
+pub fn build_program(input: &InputArgs, pool: &rayon::ThreadPool) -> Result<Frontend> {
+    let inputs = input.inputs()?;
+    let build = driver::build(&inputs, pool, driver::BuildOptions::default());
+    let problems = build
+        .units
+        .iter()
+        .filter(|u| u.load_error.is_some() || !u.parse_errors.is_empty())
+        .count();
+    let mut totals = FrontendTotals {
+        units: build.units.len(),
+        ..Default::default()
+    };
+    for u in &build.units {
+        if let Some(e) = &u.load_error {
+            eprintln!("error: {}: {e}", u.tu);
+        }
+        for e in &u.parse_errors {
+            eprintln!("error: {e} (declaration skipped)");
+        }
+        totals.clean_units += (u.load_error.is_none() && u.parse_errors.is_empty()) as usize;
+        totals.skipped_decls += u.parse_errors.len();
+        totals.function_definitions += u.function_definitions;
+    }
+    let program = build.program;
+    totals.functions_lowered = program.stats.functions_defined;
+    totals.duplicates_removed = program.stats.duplicates_removed;
+    totals.lowering_failures = program.units.iter().map(|u| u.diagnostics.len()).sum();
+    Ok(Frontend {
+        program,
+        totals,
+        problems,
+    })
 }

@@ -25,7 +25,9 @@ pub struct Name(pub u32);
 
 /// An original source location; `file` indexes [`Program::files`] (or the unit's file list before
 /// linking).
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
+#[derive(
+    Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default, Serialize, Deserialize,
+)]
 pub struct Loc {
     pub file: u32,
     pub line: u32,

@@ -148,6 +148,22 @@ impl PointsTo {
         self.uf.find_const(node)
     }
 
+    /// The class the members of `class` point to, if any.
+    pub fn deref_class(&self, class: u32) -> Option<u32> {
+        self.target(class)
+    }
+
+    /// The class of a record member in the field-based mode (`None` in the insensitive mode, or
+    /// for a member no lvalue of the program names).
+    pub fn field_class(&self, record: RecordId, name: Name) -> Option<u32> {
+        if self.mode != FieldMode::FieldBased {
+            return None;
+        }
+        self.field_nodes
+            .get(&(record, name))
+            .map(|&n| self.class(n))
+    }
+
     fn target(&self, node: u32) -> Option<u32> {
         let t = self.pts[self.class(node) as usize];
         (t != NONE).then(|| self.class(t))

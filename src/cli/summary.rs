@@ -1,0 +1,253 @@
+//! `relay summary`: computes every function's summary (relative lockset, guarded accesses)
+//! and prints the ones asked for, the way RELAY's Figure 1 shows them, plus run statistics.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+
+use super::{exit, Format, Frontend, FrontendTotals, InputArgs};
+use crate::ir::FuncId;
+use crate::models::Models;
+use crate::pipeline;
+use crate::pta::FieldMode;
+use crate::schedule;
+use crate::summary::print::SummaryPrinter;
+use crate::summary::{self, AccessKind, Summary, SummaryStats};
+
+#[derive(Args, Debug)]
+pub struct SummaryArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Print the summary of the function(s) with this name (repeatable). Without it only the
+    /// statistics are printed.
+    #[arg(long, value_name = "NAME")]
+    pub function: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// How the points-to analysis treats struct members.
+    #[arg(long, value_enum, default_value = "field-based")]
+    pub fields: FieldMode,
+    /// A directory of extra model files (`*.toml`, see summaries/README.md); a file named like a
+    /// built-in family replaces it.
+    #[arg(long, value_name = "DIR")]
+    pub summaries: Option<PathBuf>,
+    /// Bound on fixpoint rounds inside a recursive SCC.
+    #[arg(long, default_value_t = schedule::DEFAULT_MAX_ROUNDS)]
+    pub max_rounds: u32,
+}
+
+#[derive(Serialize)]
+struct Timings {
+    frontend_seconds: f64,
+    points_to_seconds: f64,
+    callgraph_seconds: f64,
+    summaries_seconds: f64,
+}
+
+#[derive(Serialize)]
+struct AccessOut {
+    lvalue: String,
+    kind: AccessKind,
+    atomic: bool,
+    locks_acquired: Vec<String>,
+    locks_released: Vec<String>,
+    file: String,
+    line: u32,
+    col: u32,
+    via: Vec<String>,
+    /// Other program points performing the same guarded access (up to 3).
+    also_at: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct FunctionOut {
+    name: String,
+    modelled: bool,
+    locks_acquired: Vec<String>,
+    locks_released: Vec<String>,
+    returns: String,
+    threads_created: Vec<String>,
+    accesses: Vec<AccessOut>,
+}
+
+/// The JSON report (version 1).
+#[derive(Serialize)]
+struct Report {
+    version: u32,
+    frontend: FrontendTotals,
+    stats: SummaryStats,
+    functions: Vec<FunctionOut>,
+    timings: Timings,
+}
+
+pub fn run(args: &SummaryArgs) -> Result<i32> {
+    let models = Models::load(args.summaries.as_deref())?;
+    let pool = args.input.pool()?;
+    let t0 = Instant::now();
+    let Frontend {
+        program,
+        totals,
+        problems,
+    } = super::build_program(&args.input, &pool)?;
+    let t1 = Instant::now();
+    let options = pipeline::Options {
+        fields: args.fields,
+        schedule: schedule::Options {
+            jobs: pool.current_num_threads(),
+            progress: true,
+            max_rounds: args.max_rounds.max(1),
+        },
+    };
+    let (_pta, _cg, sums, times) =
+        pool.install(|| pipeline::summarize(&program, &models, &options));
+    for f in &sums.schedule.failed {
+        let names: Vec<String> = f
+            .functions
+            .iter()
+            .map(|g| program.function_label(*g))
+            .collect();
+        eprintln!(
+            "error: internal error while summarising {}: {} (no summary; callers assume no effect)",
+            names.join(", "),
+            f.message
+        );
+    }
+    let wanted: Vec<FuncId> = (0..program.functions.len() as u32)
+        .map(FuncId)
+        .filter(|&f| {
+            program.functions[f.index()].body.is_some()
+                && args
+                    .function
+                    .iter()
+                    .any(|n| program.names.get(program.functions[f.index()].name) == n)
+        })
+        .collect();
+    for n in &args.function {
+        if !wanted
+            .iter()
+            .any(|&f| program.names.get(program.functions[f.index()].name) == n)
+        {
+            eprintln!("warning: no function named `{n}` with a body");
+        }
+    }
+    let timings = Timings {
+        frontend_seconds: (t1 - t0).as_secs_f64(),
+        points_to_seconds: times.points_to,
+        callgraph_seconds: times.callgraph,
+        summaries_seconds: times.summaries,
+    };
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Text => {
+            for &f in &wanted {
+                if let Some(s) = sums.get(f) {
+                    let p = SummaryPrinter {
+                        program: &program,
+                        func: f,
+                    };
+                    writeln!(out, "{}", p.summary(s))?;
+                }
+            }
+            write_stats(&mut out, &sums.stats, &timings, models.len())?;
+        }
+        Format::Json => {
+            let functions = wanted
+                .iter()
+                .filter_map(|&f| sums.get(f).map(|s| function_out(&program, f, s)))
+                .collect();
+            let report = Report {
+                version: 1,
+                frontend: totals,
+                stats: sums.stats.clone(),
+                functions,
+                timings,
+            };
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        }
+    }
+    Ok(if problems > 0 || !sums.schedule.failed.is_empty() {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}
+
+fn function_out(program: &crate::link::Program, f: FuncId, s: &Summary) -> FunctionOut {
+    let p = SummaryPrinter { program, func: f };
+    let plus = |l: &summary::RelativeLockset| l.plus.iter().map(|x| p.lock(x)).collect();
+    let minus = |l: &summary::RelativeLockset| l.minus.iter().map(|x| p.path(x)).collect();
+    let pr = program.printer();
+    FunctionOut {
+        name: program.function_label(f),
+        modelled: s.modelled,
+        locks_acquired: plus(&s.lockset),
+        locks_released: minus(&s.lockset),
+        returns: p.value(&s.ret),
+        threads_created: s
+            .spawns
+            .iter()
+            .flat_map(|sp| sp.start.iter().map(|g| program.function_label(*g)))
+            .collect(),
+        accesses: s
+            .accesses
+            .iter()
+            .map(|a| AccessOut {
+                lvalue: p.path(&a.path),
+                kind: a.kind,
+                atomic: a.atomic,
+                locks_acquired: plus(&a.locks),
+                locks_released: minus(&a.locks),
+                file: program
+                    .files
+                    .get(a.witness().loc.file as usize)
+                    .cloned()
+                    .unwrap_or_default(),
+                line: a.witness().loc.line,
+                col: a.witness().loc.col,
+                via: a
+                    .witness()
+                    .chain
+                    .iter()
+                    .map(|c| format!("{} ({})", program.function_label(c.callee), pr.loc(c.loc)))
+                    .collect(),
+                also_at: a.witnesses[1..].iter().map(|w| pr.loc(w.loc)).collect(),
+            })
+            .collect(),
+    }
+}
+
+fn write_stats(
+    out: &mut impl Write,
+    s: &SummaryStats,
+    t: &Timings,
+    models: usize,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "summaries: {} functions ({} modelled, {} widened), {} guarded accesses",
+        s.functions, s.modelled, s.widened, s.accesses
+    )?;
+    let h = s.access_histogram;
+    writeln!(
+        out,
+        "accesses per function: 0: {}, 1-10: {}, 11-100: {}, 101-1000: {}, >1000: {}; max {} ({})",
+        h[0], h[1], h[2], h[3], h[4], s.max_accesses, s.max_accesses_function
+    )?;
+    writeln!(
+        out,
+        "unknown externals (no model, no body; assumed no lock or memory effect): {} functions, {} call sites; {} models loaded",
+        s.unknown_externals, s.unknown_external_calls, models
+    )?;
+    if s.failed_sccs > 0 {
+        writeln!(out, "failed SCCs: {}", s.failed_sccs)?;
+    }
+    writeln!(
+        out,
+        "time: front end {:.2}s, points-to {:.2}s, call graph {:.2}s, summaries {:.2}s",
+        t.frontend_seconds, t.points_to_seconds, t.callgraph_seconds, t.summaries_seconds
+    )
+}

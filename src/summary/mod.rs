@@ -1,0 +1,195 @@
+//! Bottom-up function summaries (RELAY §2–3.3): for every function, independent of its callers,
+//! the relative lockset at its exit, its guarded accesses (its own and its callees', rebound to
+//! its formals and globals), its return value, and the threads it creates.
+//!
+//! - [`path`]: symbolic lvalues (access paths) and their points-to classes, k-limited;
+//! - [`value`]: symbolic values;
+//! - [`lockset`]: the relative lockset lattice, lockUpdate, rebind;
+//! - [`access`]: guarded accesses and thread creations;
+//! - [`exec`]: the per-function dataflow (symbolic execution + locksets) and access collection;
+//! - [`print`]: Figure-1-style tables.
+//!
+//! [`compute`] runs the per-function analysis over the call graph's SCCs with the parallel
+//! scheduler ([`crate::schedule`]); a recursive SCC iterates to a fixpoint bounded by
+//! [`crate::schedule::Options::max_rounds`].
+
+pub mod access;
+pub mod exec;
+pub mod lockset;
+pub mod path;
+pub mod print;
+pub mod value;
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::callgraph::CallGraph;
+use crate::ir::FuncId;
+use crate::link::Program;
+use crate::models::{Model, Models};
+use crate::pta::PointsTo;
+use crate::schedule::{self, Lookup, SccAnalysis, Schedule};
+
+pub use access::{AccessKind, CallSite, GuardedAccess, Spawn, Witness};
+pub use lockset::{Lock, RelativeLockset};
+pub use path::{Path, Root, Step};
+pub use value::SymVal;
+
+/// A function's summary. Plain serde data (the cache stores it).
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct Summary {
+    /// The relative lockset at the function's exit (RELAY's LockSummary).
+    pub lockset: RelativeLockset,
+    /// The symbolic return value (⊤ when unknown).
+    pub ret: SymVal,
+    /// RELAY's AccessSummary, sorted.
+    pub accesses: Vec<GuardedAccess>,
+    pub spawns: Vec<Spawn>,
+    /// The dataflow needed widening (a loop did not stabilise within the bound).
+    pub widened: bool,
+    /// The function has a model; its body (if any) was not analysed.
+    pub modelled: bool,
+}
+
+/// What every function's analysis shares.
+pub struct Context<'a> {
+    pub program: &'a Program,
+    pub pta: &'a PointsTo,
+    /// The model of each function (by `FuncId`), if it has one.
+    models: Vec<Option<&'a Model>>,
+    /// Classes reachable from globals or thread arguments.
+    pub escaping: rustc_hash::FxHashSet<u32>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(program: &'a Program, pta: &'a PointsTo, models: &'a Models) -> Self {
+        let models = (0..program.functions.len())
+            .map(|i| models.get(program.function_name(FuncId(i as u32))))
+            .collect();
+        Context {
+            program,
+            pta,
+            models,
+            escaping: pta.escaping(),
+        }
+    }
+
+    pub fn model(&self, f: FuncId) -> Option<&'a Model> {
+        self.models.get(f.index()).copied().flatten()
+    }
+}
+
+impl SccAnalysis for Context<'_> {
+    type Summary = Summary;
+
+    fn analyze(&self, f: FuncId, callees: &Lookup<'_, Summary>) -> Summary {
+        if self.model(f).is_some() {
+            return Summary {
+                modelled: true,
+                ..Summary::default()
+            };
+        }
+        match &self.program.functions[f.index()].body {
+            Some(body) => exec::FnAnalysis::new(self, f, body, callees).run(),
+            None => Summary::default(),
+        }
+    }
+}
+
+/// The summaries of a program.
+pub struct Summaries {
+    /// `schedule.summaries` is by `FuncId`; `None` for body-less functions and failed SCCs.
+    pub schedule: Schedule<Summary>,
+    pub stats: SummaryStats,
+}
+
+impl Summaries {
+    pub fn get(&self, f: FuncId) -> Option<&Summary> {
+        self.schedule.summaries.get(f.index())?.as_ref()
+    }
+}
+
+/// Figures for the run's report.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SummaryStats {
+    pub functions: usize,
+    /// Defined functions replaced by a model.
+    pub modelled: usize,
+    pub widened: usize,
+    pub accesses: usize,
+    /// Functions by number of accesses in their summary: 0, 1–10, 11–100, 101–1000, > 1000.
+    pub access_histogram: [usize; 5],
+    pub max_accesses: usize,
+    pub max_accesses_function: String,
+    /// Call sites of body-less functions without a model (no lock or memory effect assumed),
+    /// and how many distinct functions they call.
+    pub unknown_external_calls: usize,
+    pub unknown_externals: usize,
+    pub failed_sccs: usize,
+    pub seconds: f64,
+}
+
+/// Computes every defined function's summary, bottom-up over the call graph.
+pub fn compute(
+    program: &Program,
+    pta: &PointsTo,
+    cg: &CallGraph,
+    models: &Models,
+    options: &schedule::Options,
+) -> Summaries {
+    let start = Instant::now();
+    let ctx = Context::new(program, pta, models);
+    let schedule = schedule::run_with(cg, &ctx, options);
+    let mut stats = summary_stats(program, &ctx, &schedule.summaries);
+    stats.failed_sccs = schedule.failed.len();
+    stats.seconds = start.elapsed().as_secs_f64();
+    Summaries { schedule, stats }
+}
+
+fn summary_stats(program: &Program, ctx: &Context<'_>, by: &[Option<Summary>]) -> SummaryStats {
+    let mut st = SummaryStats::default();
+    for (i, s) in by.iter().enumerate() {
+        let Some(s) = s else { continue };
+        st.functions += 1;
+        st.modelled += s.modelled as usize;
+        st.widened += s.widened as usize;
+        let n = s.accesses.len();
+        st.accesses += n;
+        let bucket = match n {
+            0 => 0,
+            1..=10 => 1,
+            11..=100 => 2,
+            101..=1000 => 3,
+            _ => 4,
+        };
+        st.access_histogram[bucket] += 1;
+        if n > st.max_accesses {
+            st.max_accesses = n;
+            st.max_accesses_function = program.function_label(FuncId(i as u32));
+        }
+    }
+    let mut unknown = rustc_hash::FxHashSet::default();
+    for (i, f) in program.functions.iter().enumerate() {
+        let Some(body) = &f.body else { continue };
+        if ctx.model(FuncId(i as u32)).is_some() {
+            continue;
+        }
+        for b in &body.blocks {
+            for ins in &b.instrs {
+                if let crate::ir::Instr::Call {
+                    callee: crate::ir::Expr::Func(crate::ir::FuncRef::Linked(g)),
+                    ..
+                } = ins
+                {
+                    if program.functions[g.index()].body.is_none() && ctx.model(*g).is_none() {
+                        st.unknown_external_calls += 1;
+                        unknown.insert(*g);
+                    }
+                }
+            }
+        }
+    }
+    st.unknown_externals = unknown.len();
+    st
+}

@@ -1,0 +1,187 @@
+//! Symbolic lvalues (RELAY Figure 2: `o ::= x | x.f | p.f | (*o).f`): access paths rooted at a
+//! formal, a global, or a points-to representative, k-limited so that loops terminate.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ir::{FuncId, GlobalId, LocalId, Name, RecordId};
+use crate::link::Program;
+use crate::pta::PointsTo;
+
+/// Where an access path starts.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub enum Root {
+    Global(GlobalId),
+    /// The storage of the function's `i`-th formal: `Formal(i)` is the formal itself (private to
+    /// the callee), `Formal(i)·*` is what its incoming value points to.
+    Formal(u32),
+    /// A local of the function being analysed. Never appears in a summary: an address-taken local
+    /// is replaced by its representative, any other local is private.
+    Local(LocalId),
+    /// A points-to class: every location of the class (RELAY's `p`). Used past the k-limit and
+    /// where the symbolic value of a pointer is unknown.
+    Rep(u32),
+    /// A program-wide pseudo lock named by a model (`rcu_read_lock` holds `rcu`).
+    Pseudo(Name),
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub enum Step {
+    /// Follows the pointer stored at the path so far.
+    Deref,
+    Field(RecordId, Name),
+    /// Any element of an array (RELAY's `[0]`: all indices are one location).
+    Index,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub struct Path {
+    pub root: Root,
+    pub steps: Vec<Step>,
+}
+
+/// At most this many dereferences in a path; deeper paths collapse to a representative.
+pub const MAX_DEREFS: usize = 4;
+/// At most this many steps in a path.
+pub const MAX_STEPS: usize = 10;
+
+impl Path {
+    pub fn new(root: Root) -> Path {
+        Path {
+            root,
+            steps: Vec::new(),
+        }
+    }
+
+    pub fn with(mut self, step: Step) -> Path {
+        self.steps.push(step);
+        self
+    }
+
+    pub fn extended(&self, steps: &[Step]) -> Path {
+        let mut p = self.clone();
+        p.steps.extend_from_slice(steps);
+        p
+    }
+
+    pub fn derefs(&self) -> usize {
+        self.steps.iter().filter(|s| **s == Step::Deref).count()
+    }
+
+    /// Whether the path names memory private to the function's frame: a local or a formal
+    /// itself (not through a pointer).
+    pub fn is_frame_local(&self) -> bool {
+        matches!(self.root, Root::Local(_) | Root::Formal(_)) && !self.steps.contains(&Step::Deref)
+    }
+}
+
+/// Computes points-to classes of paths in the context of one function (formals and locals are
+/// that function's).
+pub struct Classes<'a> {
+    pub program: &'a Program,
+    pub pta: &'a PointsTo,
+    pub func: FuncId,
+}
+
+impl Classes<'_> {
+    /// The class of the memory a path denotes, if the points-to graph knows it. In the
+    /// field-based mode a path ending in a member (after its last dereference) is that member's
+    /// class, like [`PointsTo::lval_class`].
+    pub fn class(&self, path: &Path) -> Option<u32> {
+        let last_deref = path.steps.iter().rposition(|s| *s == Step::Deref);
+        let tail = match last_deref {
+            Some(i) => &path.steps[i + 1..],
+            None => &path.steps[..],
+        };
+        let member = tail.iter().rev().find_map(|s| match s {
+            Step::Field(r, n) => Some((*r, *n)),
+            _ => None,
+        });
+        if let Some((r, n)) = member {
+            if let Some(c) = self.pta.field_class(r, n) {
+                return Some(c);
+            }
+        }
+        match last_deref {
+            Some(i) => {
+                let prefix = Path {
+                    root: path.root,
+                    steps: path.steps[..i].to_vec(),
+                };
+                self.pta.deref_class(self.class(&prefix)?)
+            }
+            None => self.root_class(path.root),
+        }
+    }
+
+    /// The class of the object a path lies in: like [`Classes::class`] but ignoring the
+    /// members after the last dereference (in the field-based mode a member has a class of its
+    /// own, which says nothing about whether the object is shared).
+    pub fn object_class(&self, path: &Path) -> Option<u32> {
+        match path.steps.iter().rposition(|s| *s == Step::Deref) {
+            Some(i) => {
+                let prefix = Path {
+                    root: path.root,
+                    steps: path.steps[..i].to_vec(),
+                };
+                self.pta.deref_class(self.class(&prefix)?)
+            }
+            None => self.root_class(path.root),
+        }
+    }
+
+    pub fn root_class(&self, root: Root) -> Option<u32> {
+        let pta = self.pta;
+        match root {
+            Root::Global(g) => Some(pta.class(pta.global_node(g))),
+            Root::Formal(i) => {
+                let body = self.program.functions[self.func.index()].body.as_ref()?;
+                let l = *body.params.get(i as usize)?;
+                Some(pta.class(pta.local_node(self.func, l)))
+            }
+            Root::Local(l) => Some(pta.class(pta.local_node(self.func, l))),
+            Root::Rep(c) => Some(pta.class(c)),
+            Root::Pseudo(_) => None,
+        }
+    }
+
+    /// Applies the k-limit: a path with too many dereferences or steps becomes the
+    /// representative of the memory its last dereference reaches, followed by the trailing
+    /// members (`p.f`). `None` if that memory has no class.
+    pub fn limit(&self, path: Path) -> Option<Path> {
+        if path.derefs() <= MAX_DEREFS && path.steps.len() <= MAX_STEPS {
+            return Some(path);
+        }
+        let i = path.steps.iter().rposition(|s| *s == Step::Deref)?;
+        let prefix = Path {
+            root: path.root,
+            steps: path.steps[..=i].to_vec(),
+        };
+        let c = self.class(&prefix)?;
+        let mut tail: Vec<Step> = path.steps[i + 1..].to_vec();
+        tail.truncate(MAX_STEPS);
+        Some(Path {
+            root: Root::Rep(c),
+            steps: tail,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_local_paths() {
+        let f = Path::new(Root::Formal(0));
+        assert!(f.is_frame_local());
+        assert!(!f.clone().with(Step::Deref).is_frame_local());
+        assert!(!Path::new(Root::Global(GlobalId(0))).is_frame_local());
+        assert_eq!(
+            f.with(Step::Deref)
+                .with(Step::Field(RecordId(0), Name(1)))
+                .with(Step::Deref)
+                .derefs(),
+            2
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! The race ground truth: every `fixtures/race/*.c` is preprocessed, analysed with the whole
+//! pipeline, and its annotations checked (DESIGN.md, "Fixtures convention"): a `// RACE` line must
+//! have an access in some warning, a `// NORACE` line must have none.
+//!
+//! Fixtures that need analyses of a later stage are listed in [`PENDING`] with the reason; for
+//! them the test requires the annotations to *fail* (so a fixture that starts passing is noticed
+//! and moved out of the list).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::program_of;
+use relay::models::Models;
+use relay::pipeline;
+
+/// Fixtures whose annotations need a later stage, and why.
+const PENDING: &[(&str, &str)] = &[
+    (
+        "main_before_create.c",
+        "main's accesses before the first thread creation (warnings issue, beyond RELAY)",
+    ),
+    (
+        "main_after_join.c",
+        "main's accesses after joining all threads (warnings issue, beyond RELAY)",
+    ),
+];
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/race");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixtures/race exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
+enum Expect {
+    Race,
+    NoRace,
+}
+
+fn annotations(text: &str) -> Vec<(u32, Expect)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let c = l.split("//").nth(1)?.trim();
+            let e = if c.starts_with("NORACE") {
+                Expect::NoRace
+            } else if c.starts_with("RACE") {
+                Expect::Race
+            } else {
+                return None;
+            };
+            Some((i as u32 + 1, e))
+        })
+        .collect()
+}
+
+/// The annotation failures of one fixture, one line each.
+fn check(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let program = program_of(path);
+    let analysis = pipeline::analyze(&program, Models::builtin_ref(), &Default::default());
+    let file_name = path.file_name().unwrap().to_str().unwrap();
+    let in_fixture = |file: u32| {
+        program
+            .files
+            .get(file as usize)
+            .is_some_and(|f| f.ends_with(file_name))
+    };
+    let mut racy_lines = BTreeSet::new();
+    for w in &analysis.warnings {
+        for side in [&w.first, &w.second] {
+            for w in &side.access.witnesses {
+                if in_fixture(w.loc.file) {
+                    racy_lines.insert(w.loc.line);
+                }
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    for (line, expect) in annotations(&text) {
+        let reported = racy_lines.contains(&line);
+        match (expect, reported) {
+            (Expect::Race, false) => {
+                failures.push(format!("{file_name}:{line}: RACE not reported"))
+            }
+            (Expect::NoRace, true) => failures.push(format!("{file_name}:{line}: NORACE reported")),
+            _ => {}
+        }
+    }
+    failures
+}
+
+#[test]
+fn race_fixture_annotations_hold() {
+    let files = fixtures();
+    assert!(
+        files.len() >= 13,
+        "expected the race fixtures, found {}",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    let mut pending_passing = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(!annotations(&text).is_empty(), "{name}: no annotations");
+        let fails = check(f);
+        match PENDING.iter().find(|(n, _)| *n == name) {
+            Some((_, why)) => {
+                if fails.is_empty() {
+                    pending_passing.push(format!("{name} passes; remove it from PENDING ({why})"));
+                } else {
+                    eprintln!("pending {name} ({why}): {}", fails.join("; "));
+                }
+            }
+            None => failures.extend(fails),
+        }
+    }
+    assert!(
+        failures.is_empty() && pending_passing.is_empty(),
+        "{}",
+        failures
+            .iter()
+            .chain(&pending_passing)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
