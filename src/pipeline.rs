@@ -23,7 +23,6 @@ pub struct StageTimes {
     pub points_to: f64,
     pub callgraph: f64,
     pub summaries: f64,
-    pub warnings: f64,
 }
 
 pub struct Analysis {
@@ -31,9 +30,14 @@ pub struct Analysis {
     pub cg: CallGraph,
     pub summaries: Summaries,
     pub entries: Vec<ThreadEntry>,
-    pub warnings: Vec<Warning>,
-    pub race_stats: RaceStats,
     pub times: StageTimes,
+}
+
+impl Analysis {
+    /// The warnings between the thread entries (they borrow the summaries).
+    pub fn warnings(&self, program: &Program) -> (Vec<Warning<'_>>, RaceStats) {
+        race::warnings(program, &self.summaries, &self.entries)
+    }
 }
 
 /// Points-to, call graph and summaries (everything `relay summary` needs).
@@ -53,25 +57,19 @@ pub fn summarize(
         points_to: (t1 - t0).as_secs_f64(),
         callgraph: (t2 - t1).as_secs_f64(),
         summaries: (t3 - t2).as_secs_f64(),
-        warnings: 0.0,
     };
     (pta, cg, sums, times)
 }
 
-/// The whole pipeline.
+/// The whole pipeline up to the thread entries; [`Analysis::warnings`] pairs their accesses.
 pub fn analyze(program: &Program, models: &Models, options: &Options) -> Analysis {
-    let (pta, cg, summaries, mut times) = summarize(program, models, options);
-    let t = Instant::now();
+    let (pta, cg, summaries, times) = summarize(program, models, options);
     let entries = race::thread_entries(program, &cg, &summaries, &[]);
-    let (warnings, race_stats) = race::warnings(program, &summaries, &entries);
-    times.warnings = t.elapsed().as_secs_f64();
     Analysis {
         pta,
         cg,
         summaries,
         entries,
-        warnings,
-        race_stats,
         times,
     }
 }

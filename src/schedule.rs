@@ -51,6 +51,13 @@ pub trait SccAnalysis: Sync {
     /// `callees.get(g)` is `None` for a callee that has none yet in this SCC's fixpoint, whose
     /// SCC failed, or that is external (body-less).
     fn analyze(&self, f: FuncId, callees: &Lookup<'_, Self::Summary>) -> Self::Summary;
+
+    /// Whether a recursive SCC's fixpoint must go on after `old` became `new`: by default any
+    /// difference. An analysis whose summaries carry report metadata (which need not converge)
+    /// compares only the facts its callers depend on.
+    fn changed(&self, old: &Self::Summary, new: &Self::Summary) -> bool {
+        old != new
+    }
 }
 
 /// The summaries visible while analysing a function of one SCC: those of the SCC (current
@@ -398,14 +405,16 @@ fn analyze_scc<A: SccAnalysis>(
         let mut count = vec![0u32; funcs.len()];
         while let Some(std::cmp::Reverse((_, p))) = work.pop() {
             if count[p] == max_rounds {
+                // Keep its latest summary; the SCC's other functions still get theirs.
                 run.converged = false;
-                break;
+                queued[p] = false;
+                continue;
             }
             queued[p] = false;
             count[p] += 1;
             run.analyze_calls += 1;
             let new = analyze_at(p, &local);
-            if local[p].as_ref() != Some(&new) {
+            if local[p].as_ref().is_none_or(|old| analysis.changed(old, &new)) {
                 local[p] = Some(new);
                 for &q in &preds[p] {
                     if !queued[q] && cg.defined[funcs[q].index()] {

@@ -74,9 +74,10 @@ fn check(path: &Path) -> Vec<String> {
             .is_some_and(|f| f.ends_with(file_name))
     };
     let mut racy_lines = BTreeSet::new();
-    for w in &analysis.warnings {
+    let (warnings, _) = analysis.warnings(&program);
+    for w in &warnings {
         for side in [&w.first, &w.second] {
-            for w in &side.access.witnesses {
+            for w in side.access.witnesses {
                 if in_fixture(w.loc.file) {
                     racy_lines.insert(w.loc.line);
                 }

@@ -26,8 +26,7 @@ fn rows(program: &relay::link::Program, sums: &Summaries, name: &str) -> (String
     let s = sums.get(f).expect("a summary");
     let p = SummaryPrinter { program, func: f };
     let mut rows: Vec<String> = s
-        .accesses
-        .iter()
+        .accesses()
         .map(|a| {
             let kind = match a.kind {
                 AccessKind::Read => "read",
@@ -37,7 +36,7 @@ fn rows(program: &relay::link::Program, sums: &Summaries, name: &str) -> (String
             let minus: Vec<String> = a.locks.minus.iter().map(|l| p.path(l)).collect();
             format!(
                 "{} {kind} {{{}}} {{{}}}",
-                p.path(&a.path),
+                p.path(a.path),
                 plus.join(", "),
                 minus.join(", ")
             )

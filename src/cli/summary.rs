@@ -193,14 +193,13 @@ fn function_out(program: &crate::link::Program, f: FuncId, s: &Summary) -> Funct
             .flat_map(|sp| sp.start.iter().map(|g| program.function_label(*g)))
             .collect(),
         accesses: s
-            .accesses
-            .iter()
+            .accesses()
             .map(|a| AccessOut {
-                lvalue: p.path(&a.path),
+                lvalue: p.path(a.path),
                 kind: a.kind,
                 atomic: a.atomic,
-                locks_acquired: plus(&a.locks),
-                locks_released: minus(&a.locks),
+                locks_acquired: plus(a.locks),
+                locks_released: minus(a.locks),
                 file: program
                     .files
                     .get(a.witness().loc.file as usize)
@@ -242,9 +241,11 @@ fn write_stats(
         "unknown externals (no model, no body; assumed no lock or memory effect): {} functions, {} call sites; {} models loaded",
         s.unknown_externals, s.unknown_external_calls, models
     )?;
-    if s.failed_sccs > 0 {
-        writeln!(out, "failed SCCs: {}", s.failed_sccs)?;
-    }
+    writeln!(
+        out,
+        "recursive SCCs: at most {} rounds, {} reached the bound; {} failed",
+        s.max_scc_rounds, s.nonconverged_sccs, s.failed_sccs
+    )?;
     writeln!(
         out,
         "time: front end {:.2}s, points-to {:.2}s, call graph {:.2}s, summaries {:.2}s",

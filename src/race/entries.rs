@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::callgraph::CallGraph;
 use crate::ir::FuncId;
 use crate::link::Program;
-use crate::summary::{CallSite, Summaries};
+use crate::summary::Summaries;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadEntry {
@@ -38,11 +38,11 @@ pub fn thread_entries(
     roots.extend(main);
     roots.extend(extra.iter().copied());
 
-    // For each started function: the distinct creation sites (location + call chain), whether
-    // one is in a loop, and whether a multiply-running entry starts it.
+    // For each started function: the distinct creation sites, whether one is in a loop or
+    // reached along two call paths, and whether a multiply-running entry starts it.
     #[derive(Default)]
     struct Starts {
-        sites: BTreeSet<(crate::ir::Loc, Vec<CallSite>)>,
+        sites: BTreeSet<crate::ir::Loc>,
         multiple: bool,
     }
     let mut started: BTreeMap<FuncId, Starts> = BTreeMap::new();
@@ -51,8 +51,8 @@ pub fn thread_entries(
         for sp in &s.spawns {
             for &f in &sp.start {
                 let st = started.entry(f).or_default();
-                st.sites.insert((sp.loc, sp.chain.clone()));
-                st.multiple |= sp.in_loop || from_multiple;
+                st.sites.insert(sp.loc);
+                st.multiple |= sp.in_loop || sp.paths > 1 || from_multiple;
             }
         }
     };

@@ -15,21 +15,21 @@ use serde::Serialize;
 use crate::ir::types::RecordKind;
 use crate::ir::FuncId;
 use crate::link::Program;
-use crate::summary::{AccessKind, GuardedAccess, Path, RelativeLockset, Root, Step, Summaries};
+use crate::summary::{AccessKind, AccessView, Path, RelativeLockset, Root, Step, Summaries};
 
 pub use entries::{thread_entries, ThreadEntry};
 
 /// One side of a warning: an access performed by a thread entry (possibly in a callee).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Side {
+#[derive(Clone, Debug)]
+pub struct Side<'a> {
     pub entry: FuncId,
-    pub access: GuardedAccess,
+    pub access: AccessView<'a>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Warning {
-    pub first: Side,
-    pub second: Side,
+#[derive(Clone, Debug)]
+pub struct Warning<'a> {
+    pub first: Side<'a>,
+    pub second: Side<'a>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -50,19 +50,19 @@ enum Bucket {
 }
 
 /// All warnings between the given entries, sorted and deduplicated by access-location pair.
-pub fn warnings(
+pub fn warnings<'a>(
     program: &Program,
-    sums: &Summaries,
+    sums: &'a Summaries,
     entries: &[ThreadEntry],
-) -> (Vec<Warning>, RaceStats) {
+) -> (Vec<Warning<'a>>, RaceStats) {
     let mut stats = RaceStats {
         entries: entries.len(),
         ..Default::default()
     };
-    let mut buckets: BTreeMap<Bucket, Vec<(usize, &GuardedAccess)>> = BTreeMap::new();
+    let mut buckets: BTreeMap<Bucket, Vec<(usize, AccessView<'a>)>> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         let Some(s) = sums.get(e.func) else { continue };
-        for a in &s.accesses {
+        for a in s.accesses() {
             let key = match a.class {
                 Some(c) => Bucket::Class(c),
                 None => Bucket::Path(a.path.clone()),
@@ -71,7 +71,7 @@ pub fn warnings(
         }
     }
     stats.buckets = buckets.len();
-    let mut found: BTreeMap<(crate::ir::Loc, crate::ir::Loc), Warning> = BTreeMap::new();
+    let mut found: BTreeMap<(crate::ir::Loc, crate::ir::Loc), Warning<'a>> = BTreeMap::new();
     for items in buckets.values() {
         for (x, &(ei, a)) in items.iter().enumerate() {
             for &(ej, b) in &items[x..] {
@@ -79,15 +79,15 @@ pub fn warnings(
                     continue;
                 }
                 stats.pairs_considered += 1;
-                if races(program, a, b) {
+                if races(program, &a, &b) {
                     let (first, second) = ordered(
                         Side {
                             entry: entries[ei].func,
-                            access: a.clone(),
+                            access: a,
                         },
                         Side {
                             entry: entries[ej].func,
-                            access: b.clone(),
+                            access: b,
                         },
                     );
                     found
@@ -97,12 +97,12 @@ pub fn warnings(
             }
         }
     }
-    let warnings: Vec<Warning> = found.into_values().collect();
+    let warnings: Vec<Warning<'a>> = found.into_values().collect();
     stats.warnings = warnings.len();
     (warnings, stats)
 }
 
-fn ordered(a: Side, b: Side) -> (Side, Side) {
+fn ordered<'a>(a: Side<'a>, b: Side<'a>) -> (Side<'a>, Side<'a>) {
     if (a.access.witness().loc, a.entry) <= (b.access.witness().loc, b.entry) {
         (a, b)
     } else {
@@ -117,11 +117,11 @@ fn concurrent(entries: &[ThreadEntry], i: usize, j: usize) -> bool {
 }
 
 /// Figure 7's test for one pair of accesses from concurrent entries.
-fn races(program: &Program, a: &GuardedAccess, b: &GuardedAccess) -> bool {
+fn races(program: &Program, a: &AccessView<'_>, b: &AccessView<'_>) -> bool {
     (a.kind == AccessKind::Write || b.kind == AccessKind::Write)
         && !(a.atomic && b.atomic)
         && !RelativeLockset::excludes(&a.locks.plus, &b.locks.plus)
-        && may_alias(program, &a.path, &b.path)
+        && may_alias(program, a.path, b.path)
 }
 
 /// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses

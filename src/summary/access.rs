@@ -2,8 +2,6 @@
 //! write, and where — plus the call chain from the summarised function down to the access, so a
 //! report can show the path from a thread entry (Chord's counterexamples).
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::lockset::RelativeLockset;
@@ -38,12 +36,15 @@ pub struct Witness {
 pub const MAX_WITNESSES: usize = 4;
 
 /// RELAY's guarded access `(o, L, k)`: one per lvalue, relative lockset, kind (and atomicity),
-/// however many program points perform it — the summary sizes depend on that. A few of those
-/// program points are kept as witnesses for reports; the race check does not depend on them.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+/// however many program points perform it — summary sizes depend on that. A few of those program
+/// points are kept as witnesses for reports; the race check does not depend on them.
+///
+/// The lvalue and lockset are indices into the summary's tables ([`AccessTables`]): a summary
+/// has far fewer distinct paths and locksets than accesses, and callers rebind each once.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 pub struct GuardedAccess {
-    pub path: Path,
-    pub locks: RelativeLockset,
+    pub path: u32,
+    pub locks: u32,
     pub kind: AccessKind,
     /// Through an `_Atomic` object or an atomic operation: never races with another atomic access.
     pub atomic: bool,
@@ -53,39 +54,76 @@ pub struct GuardedAccess {
     pub witnesses: Vec<Witness>,
 }
 
-impl GuardedAccess {
+/// The distinct paths and locksets the accesses of one summary refer to.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct AccessTables {
+    pub paths: Vec<Path>,
+    pub locksets: Vec<RelativeLockset>,
+}
+
+/// A guarded access with its path and lockset resolved.
+#[derive(Copy, Clone, Debug)]
+pub struct AccessView<'a> {
+    pub path: &'a Path,
+    pub locks: &'a RelativeLockset,
+    pub kind: AccessKind,
+    pub atomic: bool,
+    pub class: Option<u32>,
+    pub witnesses: &'a [Witness],
+}
+
+impl<'a> AccessView<'a> {
     /// The first witness: the access with the shortest call chain.
-    pub fn witness(&self) -> &Witness {
+    pub fn witness(&self) -> &'a Witness {
         &self.witnesses[0]
     }
 }
 
-type AccessKey = (Path, RelativeLockset, AccessKind, bool);
+type AccessKey = (u32, u32, AccessKind, bool);
 
-/// The accesses of one function, deduplicated by `(o, L, k)`.
+/// Builds the accesses of one function, deduplicated by `(o, L, k)`.
 #[derive(Default)]
 pub struct AccessSet {
-    map: BTreeMap<AccessKey, (Option<u32>, Vec<Witness>)>,
-}
-
-fn witness_order(w: &Witness) -> (usize, &Witness) {
-    (w.chain.len(), w)
+    paths: indexmap::IndexSet<Path, rustc_hash::FxBuildHasher>,
+    locksets: indexmap::IndexSet<RelativeLockset, rustc_hash::FxBuildHasher>,
+    map: rustc_hash::FxHashMap<AccessKey, (Option<u32>, Vec<Witness>)>,
 }
 
 impl AccessSet {
-    /// Adds an access with one witness (or merges its witness into an existing entry).
-    pub fn insert(&mut self, key: AccessKey, class: Option<u32>, w: Witness) {
+    pub fn path_id(&mut self, p: Path) -> u32 {
+        self.paths.insert_full(p).0 as u32
+    }
+
+    pub fn lockset_id(&mut self, l: &RelativeLockset) -> u32 {
+        match self.locksets.get_index_of(l) {
+            Some(i) => i as u32,
+            None => self.locksets.insert_full(l.clone()).0 as u32,
+        }
+    }
+
+    /// Adds a witness of access `key`; `chain_len` and `loc` order witnesses, `make` builds the
+    /// witness only if it is kept (callers' accesses arrive by the thousand).
+    pub fn insert(
+        &mut self,
+        key: AccessKey,
+        class: Option<u32>,
+        chain_len: usize,
+        loc: Loc,
+        make: impl FnOnce() -> Witness,
+    ) {
         let (_, ws) = self.map.entry(key).or_insert_with(|| (class, Vec::new()));
-        if ws.contains(&w) {
+        let order = |w: &Witness| (w.chain.len(), w.loc);
+        let pos = ws.partition_point(|x| order(x) <= (chain_len, loc));
+        if pos >= MAX_WITNESSES {
             return;
         }
-        let pos = ws
-            .binary_search_by(|x| witness_order(x).cmp(&witness_order(&w)))
-            .unwrap_or_else(|p| p);
-        if pos < MAX_WITNESSES {
-            ws.insert(pos, w);
-            ws.truncate(MAX_WITNESSES);
+        // Among equal (length, location) the first inserted is kept: insertion order is
+        // deterministic, and one witness per program point is enough.
+        if pos > 0 && order(&ws[pos - 1]) == (chain_len, loc) {
+            return;
         }
+        ws.insert(pos, make());
+        ws.truncate(MAX_WITNESSES);
     }
 
     pub fn len(&self) -> usize {
@@ -96,22 +134,40 @@ impl AccessSet {
         self.map.is_empty()
     }
 
-    /// The accesses in a deterministic order (by path, lockset, kind).
-    pub fn into_sorted(self) -> Vec<GuardedAccess> {
-        self.map
+    /// The tables, sorted, and the accesses in canonical order: the result depends only on the
+    /// set of accesses, not on the order they were found in (recursive SCCs compare summaries
+    /// between rounds).
+    pub fn finish(self) -> (AccessTables, Vec<GuardedAccess>) {
+        let (paths, path_new) = sorted_table(self.paths);
+        let (locksets, lockset_new) = sorted_table(self.locksets);
+        let mut accesses: Vec<GuardedAccess> = self
+            .map
             .into_iter()
             .map(
                 |((path, locks, kind, atomic), (class, witnesses))| GuardedAccess {
-                    path,
-                    locks,
+                    path: path_new[path as usize],
+                    locks: lockset_new[locks as usize],
                     kind,
                     atomic,
                     class,
                     witnesses,
                 },
             )
-            .collect()
+            .collect();
+        accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic));
+        (AccessTables { paths, locksets }, accesses)
     }
+}
+
+/// A table in sorted order, and the new index of each old one.
+fn sorted_table<T: Ord>(set: indexmap::IndexSet<T, rustc_hash::FxBuildHasher>) -> (Vec<T>, Vec<u32>) {
+    let mut items: Vec<(T, usize)> = set.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
+    items.sort();
+    let mut new = vec![0u32; items.len()];
+    for (pos, (_, old)) in items.iter().enumerate() {
+        new[*old] = pos as u32;
+    }
+    (items.into_iter().map(|(t, _)| t).collect(), new)
 }
 
 /// A thread creation performed by the function or its callees.
@@ -123,5 +179,9 @@ pub struct Spawn {
     pub loc: Loc,
     /// Whether the creation site is inside a loop (the entry may run more than once).
     pub in_loop: bool,
+    /// How many distinct call paths reach the site, counted up to 2: a function that creates
+    /// a thread and is called twice starts it twice.
+    pub paths: u8,
+    /// The shortest call chain to the creation site.
     pub chain: Vec<CallSite>,
 }

@@ -11,8 +11,6 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
-
 use super::access::{AccessKind, AccessSet, CallSite, Spawn, Witness, MAX_CHAIN};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Classes, Path, Root, Step};
@@ -149,13 +147,13 @@ impl<'a> FnAnalysis<'a> {
                 ret = ret.join(&self.exported_value(v));
             }
         }
-        let mut spawns = col.spawns;
-        spawns.sort();
-        spawns.dedup();
+        let spawns = merge_spawns(col.spawns);
+        let (tables, accesses) = col.accesses.finish();
         Summary {
             lockset: exit.unwrap_or_default(),
             ret,
-            accesses: col.accesses.into_sorted(),
+            accesses,
+            tables,
             spawns,
             widened: results.widened,
             modelled: false,
@@ -303,6 +301,20 @@ impl<'a> FnAnalysis<'a> {
         }
     }
 
+    /// A lock path in summary form: like [`Self::normalize`], but a lock on an object no other
+    /// thread can reach is kept (as its representative) rather than dropped.
+    fn normalize_lock(&self, path: Path) -> Option<Path> {
+        let path = match path.root {
+            Root::Formal(i) if path.is_frame_local() => {
+                let l = *self.body.params.get(i as usize)?;
+                self.address_taken_local(l, path)?
+            }
+            Root::Local(l) => self.address_taken_local(l, path)?,
+            _ => path,
+        };
+        self.classes.limit(path)
+    }
+
     /// An address-taken local in summary form: its representative.
     fn address_taken_local(&self, l: LocalId, path: Path) -> Option<Path> {
         if !self.body.locals.get(l.index())?.flags.address_taken {
@@ -379,13 +391,19 @@ impl<'a> FnAnalysis<'a> {
         class: Option<u32>,
     ) {
         if let Some(path) = self.normalize(path) {
-            let class = class.or_else(|| self.classes.class(&path));
-            let w = Witness {
+            // The class follows from the path when it can (deterministic: the first access
+            // found with a path must not decide it).
+            let class = self.classes.class(&path).or(class);
+            let key = (
+                col.accesses.path_id(path),
+                col.accesses.lockset_id(&st.locks),
+                kind,
+                atomic,
+            );
+            col.accesses.insert(key, class, 0, loc, || Witness {
                 loc,
                 chain: Vec::new(),
-            };
-            col.accesses
-                .insert((path, st.locks.clone(), kind, atomic), class, w);
+            });
         }
     }
 
@@ -575,7 +593,13 @@ impl<'a> FnAnalysis<'a> {
     }
 
     /// The locations argument `i` points to, in summary form.
-    fn pointee(&self, st: &State, call: &Call<'_>, i: usize) -> (Vec<Path>, bool) {
+    fn pointee(
+        &self,
+        st: &State,
+        call: &Call<'_>,
+        i: usize,
+        normalize: fn(&Self, Path) -> Option<Path>,
+    ) -> (Vec<Path>, bool) {
         let Some(a) = call.args.get(i) else {
             return (Vec::new(), false);
         };
@@ -583,7 +607,7 @@ impl<'a> FnAnalysis<'a> {
         let paths: Vec<Path> = self
             .deref_paths(st, a)
             .into_iter()
-            .filter_map(|p| self.normalize(p))
+            .filter_map(|p| normalize(self, p))
             .collect();
         let must = (must || call.actuals[i].targets().is_empty()) && paths.len() == 1;
         (paths, must)
@@ -591,7 +615,7 @@ impl<'a> FnAnalysis<'a> {
 
     fn lock_paths(&self, st: &State, call: &Call<'_>, t: &LockTarget) -> (Vec<Path>, bool) {
         match t {
-            LockTarget::Arg { arg } => self.pointee(st, call, *arg),
+            LockTarget::Arg { arg } => self.pointee(st, call, *arg, Self::normalize_lock),
             LockTarget::Global { global } => (
                 vec![Path::new(Root::Pseudo(
                     self.ctx.program.names.intern(global),
@@ -653,7 +677,7 @@ impl<'a> FnAnalysis<'a> {
                 .args
                 .get(i)
                 .and_then(|a| self.ctx.pta.value_class(self.func, a));
-            for p in self.pointee(st, call, i).0 {
+            for p in self.pointee(st, call, i, Self::normalize).0 {
                 self.push(st, col, p, kind, atomic, call.loc, class);
             }
         };
@@ -682,6 +706,7 @@ impl<'a> FnAnalysis<'a> {
                 start,
                 loc: call.loc,
                 in_loop: self.in_cycle(col.block),
+                paths: 1,
                 chain: Vec::new(),
             });
         }
@@ -696,33 +721,52 @@ impl<'a> FnAnalysis<'a> {
         sink: &mut Option<&mut Collector>,
     ) -> (RelativeLockset, SymVal) {
         let map = |p: &Path| self.rebind_path(st, g, p, call);
-        let locks = st.locks.update(&s.lockset.rebind(map));
+        let lock_map = |p: &Path| -> Vec<Path> {
+            map(p)
+                .into_iter()
+                .filter_map(|q| self.normalize_lock(q))
+                .collect()
+        };
+        let locks = st.locks.update(&s.lockset.rebind(lock_map));
         let ret = self.rebind_value(st, g, &s.ret, call);
         if let Some(col) = sink.as_deref_mut() {
             let site = CallSite {
                 loc: call.loc,
                 callee: g,
             };
-            let mut rebound: FxHashMap<&RelativeLockset, RelativeLockset> = FxHashMap::default();
+            // Each distinct path and lockset of the callee is rebound once.
+            let paths: Vec<Vec<(u32, Option<u32>)>> = s
+                .tables
+                .paths
+                .iter()
+                .map(|p| {
+                    map(p)
+                        .into_iter()
+                        .filter_map(|q| self.normalize(q))
+                        .map(|q| {
+                            let class = self.classes.class(&q);
+                            (col.accesses.path_id(q), class)
+                        })
+                        .collect()
+                })
+                .collect();
+            let locksets: Vec<u32> = s
+                .tables
+                .locksets
+                .iter()
+                .map(|l| col.accesses.lockset_id(&st.locks.update(&l.rebind(lock_map))))
+                .collect();
             for a in &s.accesses {
-                let paths = map(&a.path);
-                if paths.is_empty() {
-                    continue;
-                }
-                let l = rebound
-                    .entry(&a.locks)
-                    .or_insert_with(|| st.locks.update(&a.locks.rebind(map)))
-                    .clone();
-                for p in paths {
-                    if let Some(path) = self.normalize(p) {
-                        for w in &a.witnesses {
-                            let w = Witness {
+                let l = locksets[a.locks as usize];
+                for &(p, class) in &paths[a.path as usize] {
+                    for w in &a.witnesses {
+                        let len = (w.chain.len() + 1).min(MAX_CHAIN);
+                        let class = class.or(a.class);
+                        col.accesses
+                            .insert((p, l, a.kind, a.atomic), class, len, w.loc, || Witness {
                                 loc: w.loc,
                                 chain: prefixed(site, &w.chain),
-                            };
-                            let key = (path.clone(), l.clone(), a.kind, a.atomic);
-                            col.accesses.insert(key, a.class, w);
-                        }
+                            });
                     }
                 }
             }
@@ -732,6 +776,7 @@ impl<'a> FnAnalysis<'a> {
                     start: sp.start.clone(),
                     loc: sp.loc,
                     in_loop: sp.in_loop || in_loop,
+                    paths: sp.paths,
                     chain: prefixed(site, &sp.chain),
                 });
             }
@@ -765,10 +810,15 @@ impl<'a> FnAnalysis<'a> {
                 bases.push(Path::new(Root::Rep(c)));
             }
         }
-        bases
-            .into_iter()
-            .filter_map(|b| self.classes.limit(b.extended(rest)))
-            .collect()
+        let rebound = bases.into_iter().map(|b| b.extended(rest));
+        if self.ctx.recursive_call(self.func, g) {
+            // Inside a recursive SCC every round could lengthen the paths (`x->next->next...`),
+            // and the combinations of members explode before the k-limit bites: recursive calls
+            // rebind to representatives, which do not grow.
+            rebound.filter_map(|p| self.classes.collapse(p)).collect()
+        } else {
+            rebound.filter_map(|p| self.classes.limit(p)).collect()
+        }
     }
 
     fn rebind_value(&self, st: &State, g: FuncId, v: &SymVal, call: &Call<'_>) -> SymVal {
@@ -839,6 +889,25 @@ struct Call<'c> {
     args: &'c [Expr],
     actuals: &'c [SymVal],
     loc: Loc,
+}
+
+/// One spawn per (start routines, site): the shortest chain is kept, `paths` counts (up to 2)
+/// the distinct call paths that reach the site, `in_loop` is their disjunction.
+fn merge_spawns(mut spawns: Vec<Spawn>) -> Vec<Spawn> {
+    spawns.sort_by(|a, b| {
+        (&a.start, a.loc, a.chain.len(), &a.chain).cmp(&(&b.start, b.loc, b.chain.len(), &b.chain))
+    });
+    let mut out: Vec<Spawn> = Vec::new();
+    for sp in spawns {
+        match out.last_mut() {
+            Some(last) if last.start == sp.start && last.loc == sp.loc => {
+                last.in_loop |= sp.in_loop;
+                last.paths = last.paths.saturating_add(sp.paths).min(2);
+            }
+            _ => out.push(sp),
+        }
+    }
+    out
 }
 
 fn prefixed(site: CallSite, chain: &[CallSite]) -> Vec<CallSite> {

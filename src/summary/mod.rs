@@ -31,7 +31,7 @@ use crate::models::{Model, Models};
 use crate::pta::PointsTo;
 use crate::schedule::{self, Lookup, SccAnalysis, Schedule};
 
-pub use access::{AccessKind, CallSite, GuardedAccess, Spawn, Witness};
+pub use access::{AccessKind, AccessTables, AccessView, CallSite, GuardedAccess, Spawn, Witness};
 pub use lockset::{Lock, RelativeLockset};
 pub use path::{Path, Root, Step};
 pub use value::SymVal;
@@ -43,13 +43,51 @@ pub struct Summary {
     pub lockset: RelativeLockset,
     /// The symbolic return value (⊤ when unknown).
     pub ret: SymVal,
-    /// RELAY's AccessSummary, sorted.
+    /// RELAY's AccessSummary: accesses refer to `tables` for their paths and locksets.
     pub accesses: Vec<GuardedAccess>,
+    pub tables: AccessTables,
     pub spawns: Vec<Spawn>,
     /// The dataflow needed widening (a loop did not stabilise within the bound).
     pub widened: bool,
     /// The function has a model; its body (if any) was not analysed.
     pub modelled: bool,
+}
+
+impl Summary {
+    /// An access with its path and lockset resolved.
+    pub fn view<'a>(&'a self, a: &'a GuardedAccess) -> AccessView<'a> {
+        AccessView {
+            path: &self.tables.paths[a.path as usize],
+            locks: &self.tables.locksets[a.locks as usize],
+            kind: a.kind,
+            atomic: a.atomic,
+            class: a.class,
+            witnesses: &a.witnesses,
+        }
+    }
+
+    /// Equal up to witnesses (locations and call chains kept for reports): what callers'
+    /// summaries depend on, and what a recursive SCC's fixpoint must stabilise.
+    pub fn same_facts(&self, other: &Summary) -> bool {
+        let same_access = |(a, b): (AccessView<'_>, AccessView<'_>)| {
+            (a.path, a.locks, a.kind, a.atomic, a.class) == (b.path, b.locks, b.kind, b.atomic, b.class)
+        };
+        let same_spawn = |(a, b): (&Spawn, &Spawn)| {
+            (&a.start, a.loc, a.in_loop, a.paths) == (&b.start, b.loc, b.in_loop, b.paths)
+        };
+        self.lockset == other.lockset
+            && self.ret == other.ret
+            && self.modelled == other.modelled
+            && self.accesses.len() == other.accesses.len()
+            && self.spawns.len() == other.spawns.len()
+            && self.spawns.iter().zip(&other.spawns).all(same_spawn)
+            && self.accesses().zip(other.accesses()).all(same_access)
+    }
+
+    /// The accesses, resolved.
+    pub fn accesses(&self) -> impl Iterator<Item = AccessView<'_>> {
+        self.accesses.iter().map(|a| self.view(a))
+    }
 }
 
 /// What every function's analysis shares.
@@ -60,10 +98,16 @@ pub struct Context<'a> {
     models: Vec<Option<&'a Model>>,
     /// Classes reachable from globals or thread arguments.
     pub escaping: rustc_hash::FxHashSet<u32>,
+    cg: &'a CallGraph,
 }
 
 impl<'a> Context<'a> {
-    pub fn new(program: &'a Program, pta: &'a PointsTo, models: &'a Models) -> Self {
+    pub fn new(
+        program: &'a Program,
+        pta: &'a PointsTo,
+        cg: &'a CallGraph,
+        models: &'a Models,
+    ) -> Self {
         let models = (0..program.functions.len())
             .map(|i| models.get(program.function_name(FuncId(i as u32))))
             .collect();
@@ -72,7 +116,13 @@ impl<'a> Context<'a> {
             pta,
             models,
             escaping: pta.escaping(),
+            cg,
         }
+    }
+
+    /// Whether a call from `f` to `g` is recursive (both in one SCC of the call graph).
+    pub fn recursive_call(&self, f: FuncId, g: FuncId) -> bool {
+        self.cg.scc_of.get(f.index()) == self.cg.scc_of.get(g.index())
     }
 
     pub fn model(&self, f: FuncId) -> Option<&'a Model> {
@@ -94,6 +144,10 @@ impl SccAnalysis for Context<'_> {
             Some(body) => exec::FnAnalysis::new(self, f, body, callees).run(),
             None => Summary::default(),
         }
+    }
+
+    fn changed(&self, old: &Summary, new: &Summary) -> bool {
+        !old.same_facts(new)
     }
 }
 
@@ -127,6 +181,10 @@ pub struct SummaryStats {
     pub unknown_external_calls: usize,
     pub unknown_externals: usize,
     pub failed_sccs: usize,
+    /// Recursive SCCs that reached the round bound (their latest summaries are kept).
+    pub nonconverged_sccs: usize,
+    /// The most rounds one recursive SCC needed.
+    pub max_scc_rounds: u32,
     pub seconds: f64,
 }
 
@@ -139,10 +197,12 @@ pub fn compute(
     options: &schedule::Options,
 ) -> Summaries {
     let start = Instant::now();
-    let ctx = Context::new(program, pta, models);
+    let ctx = Context::new(program, pta, cg, models);
     let schedule = schedule::run_with(cg, &ctx, options);
     let mut stats = summary_stats(program, &ctx, &schedule.summaries);
     stats.failed_sccs = schedule.failed.len();
+    stats.nonconverged_sccs = schedule.stats.nonconverged;
+    stats.max_scc_rounds = schedule.stats.max_scc_iterations;
     stats.seconds = start.elapsed().as_secs_f64();
     Summaries { schedule, stats }
 }
@@ -150,7 +210,9 @@ pub fn compute(
 fn summary_stats(program: &Program, ctx: &Context<'_>, by: &[Option<Summary>]) -> SummaryStats {
     let mut st = SummaryStats::default();
     for (i, s) in by.iter().enumerate() {
-        let Some(s) = s else { continue };
+        let Some(s) = s else {
+            continue;
+        };
         st.functions += 1;
         st.modelled += s.modelled as usize;
         st.widened += s.widened as usize;

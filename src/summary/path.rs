@@ -129,6 +129,20 @@ impl Classes<'_> {
         }
     }
 
+    /// The path as its representative form `p.f`: the object its last dereference reaches,
+    /// then the trailing members. Paths without a dereference are returned unchanged.
+    pub fn collapse(&self, path: Path) -> Option<Path> {
+        if !path.steps.contains(&Step::Deref) {
+            return Some(path);
+        }
+        let c = self.object_class(&path)?;
+        let i = path.steps.iter().rposition(|s| *s == Step::Deref)?;
+        Some(Path {
+            root: Root::Rep(c),
+            steps: path.steps[i + 1..].to_vec(),
+        })
+    }
+
     pub fn root_class(&self, root: Root) -> Option<u32> {
         let pta = self.pta;
         match root {
@@ -147,22 +161,18 @@ impl Classes<'_> {
     /// Applies the k-limit: a path with too many dereferences or steps becomes the
     /// representative of the memory its last dereference reaches, followed by the trailing
     /// members (`p.f`). `None` if that memory has no class.
+    ///
+    /// A path rooted at a representative is always collapsed that way: it stands for every
+    /// object of its class already, so the steps before its last dereference distinguish nothing
+    /// (and would multiply the summary's entries).
     pub fn limit(&self, path: Path) -> Option<Path> {
-        if path.derefs() <= MAX_DEREFS && path.steps.len() <= MAX_STEPS {
+        let rep_deref = matches!(path.root, Root::Rep(_)) && path.steps.contains(&Step::Deref);
+        if !rep_deref && path.derefs() <= MAX_DEREFS && path.steps.len() <= MAX_STEPS {
             return Some(path);
         }
-        let i = path.steps.iter().rposition(|s| *s == Step::Deref)?;
-        let prefix = Path {
-            root: path.root,
-            steps: path.steps[..=i].to_vec(),
-        };
-        let c = self.class(&prefix)?;
-        let mut tail: Vec<Step> = path.steps[i + 1..].to_vec();
-        tail.truncate(MAX_STEPS);
-        Some(Path {
-            root: Root::Rep(c),
-            steps: tail,
-        })
+        let mut p = self.collapse(path)?;
+        p.steps.truncate(MAX_STEPS);
+        Some(p)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::access::{AccessKind, GuardedAccess};
+use super::access::{AccessKind, AccessView};
 use super::lockset::{Lock, LockMode, RelativeLockset};
 use super::path::{Path, Root, Step};
 use super::value::SymVal;
@@ -148,7 +148,7 @@ impl SummaryPrinter<'_> {
             );
         }
         let _ = writeln!(out, "  guarded accesses: {}", s.accesses.len());
-        let rows: Vec<[String; 6]> = s.accesses.iter().map(|a| self.row(a)).collect();
+        let rows: Vec<[String; 6]> = s.accesses().map(|a| self.row(&a)).collect();
         let header = ["lvalue", "kind", "L+", "L-", "location", "via"].map(String::from);
         let mut width = header.clone().map(|h| h.chars().count());
         for r in &rows {
@@ -172,7 +172,7 @@ impl SummaryPrinter<'_> {
         out
     }
 
-    fn row(&self, a: &GuardedAccess) -> [String; 6] {
+    fn row(&self, a: &AccessView<'_>) -> [String; 6] {
         let kind = match (a.kind, a.atomic) {
             (AccessKind::Read, false) => "read",
             (AccessKind::Write, false) => "write",
@@ -195,10 +195,10 @@ impl SummaryPrinter<'_> {
             via.push(format!("(+{} more)", a.witnesses.len() - 1));
         }
         [
-            self.path(&a.path),
+            self.path(a.path),
             kind.to_string(),
-            self.plus(&a.locks),
-            self.minus(&a.locks),
+            self.plus(a.locks),
+            self.minus(a.locks),
             self.loc(w.loc),
             via.join(" > "),
         ]
