@@ -414,7 +414,10 @@ fn analyze_scc<A: SccAnalysis>(
             count[p] += 1;
             run.analyze_calls += 1;
             let new = analyze_at(p, &local);
-            if local[p].as_ref().is_none_or(|old| analysis.changed(old, &new)) {
+            if local[p]
+                .as_ref()
+                .is_none_or(|old| analysis.changed(old, &new))
+            {
                 local[p] = Some(new);
                 for &q in &preds[p] {
                     if !queued[q] && cg.defined[funcs[q].index()] {

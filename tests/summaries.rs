@@ -111,3 +111,27 @@ fn split_lock_functions_compose() {
     want.sort();
     assert_eq!(careless, want);
 }
+
+/// Summaries do not depend on the number of worker threads.
+#[test]
+fn summaries_are_identical_for_any_jobs() {
+    let program = common::program_of(&fixture("lock_wrappers.c"));
+    let run = |jobs: usize| {
+        let options = pipeline::Options {
+            schedule: relay::schedule::Options {
+                jobs,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        pipeline::summarize(&program, Models::builtin_ref(), &options)
+            .2
+            .schedule
+            .summaries
+    };
+    let one = run(1);
+    assert!(one
+        .iter()
+        .any(|s| s.as_ref().is_some_and(|s| !s.accesses.is_empty())));
+    assert_eq!(one, run(2));
+}

@@ -59,7 +59,7 @@ struct AccessOut {
     line: u32,
     col: u32,
     via: Vec<String>,
-    /// Other program points performing the same guarded access (up to 3).
+    /// Other program points performing the same guarded access (up to MAX_WITNESSES - 1).
     also_at: Vec<String>,
 }
 
@@ -227,8 +227,8 @@ fn write_stats(
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "summaries: {} functions ({} modelled, {} widened), {} guarded accesses",
-        s.functions, s.modelled, s.widened, s.accesses
+        "summaries: {} functions ({} modelled, {} widened, {} coarsened), {} guarded accesses",
+        s.functions, s.modelled, s.widened, s.coarsened, s.accesses
     )?;
     let h = s.access_histogram;
     writeln!(

@@ -33,7 +33,10 @@ pub struct Witness {
 }
 
 /// At most this many witnesses are kept per guarded access (the shortest chains first).
-pub const MAX_WITNESSES: usize = 4;
+pub const MAX_WITNESSES: usize = 2;
+
+/// A summary with more guarded accesses than this is widened ([`AccessSet::coarsen`]).
+pub const MAX_ACCESSES: usize = 2000;
 
 /// RELAY's guarded access `(o, L, k)`: one per lvalue, relative lockset, kind (and atomicity),
 /// however many program points perform it — summary sizes depend on that. A few of those program
@@ -80,6 +83,9 @@ impl<'a> AccessView<'a> {
 }
 
 type AccessKey = (u32, u32, AccessKind, bool);
+/// What [`AccessSet::coarsen`] merges by, and what it keeps per merged access.
+type MergedKey = (Path, AccessKind, bool);
+type Merged = (RelativeLockset, Option<u32>, Witness);
 
 /// Builds the accesses of one function, deduplicated by `(o, L, k)`.
 #[derive(Default)]
@@ -130,6 +136,48 @@ impl AccessSet {
         self.map.len()
     }
 
+    /// The widening applied to a summary that grew past [`MAX_ACCESSES`]: every path becomes
+    /// its representative form (`collapse`, `None` drops it) and the accesses of one path, kind
+    /// and atomicity merge into one, with the join of their locksets (fewer must-held, more
+    /// may-released locks: only more warnings). One witness is kept per merged access.
+    pub fn coarsen(self, mut collapse: impl FnMut(&Path) -> Option<Path>) -> AccessSet {
+        let AccessSet {
+            paths,
+            locksets,
+            map,
+        } = self;
+        let new_path: Vec<Option<Path>> = paths.iter().map(&mut collapse).collect();
+        let mut merged: rustc_hash::FxHashMap<MergedKey, Merged> = rustc_hash::FxHashMap::default();
+        for ((p, l, kind, atomic), (class, ws)) in map {
+            let Some(path) = new_path[p as usize].clone() else {
+                continue;
+            };
+            let locks = &locksets[l as usize];
+            let w = ws.into_iter().next().expect("an access has a witness");
+            match merged.entry((path, kind, atomic)) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    let (ls, _, best) = e.get_mut();
+                    ls.join(locks);
+                    if (w.chain.len(), w.loc) < (best.chain.len(), best.loc) {
+                        *best = w;
+                    }
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert((locks.clone(), class, w));
+                }
+            }
+        }
+        let mut out = AccessSet::default();
+        let mut entries: Vec<_> = merged.into_iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for ((path, kind, atomic), (locks, class, w)) in entries {
+            let key = (out.path_id(path), out.lockset_id(&locks), kind, atomic);
+            let (len, loc) = (w.chain.len(), w.loc);
+            out.insert(key, class, len, loc, || w);
+        }
+        out
+    }
+
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
@@ -160,7 +208,9 @@ impl AccessSet {
 }
 
 /// A table in sorted order, and the new index of each old one.
-fn sorted_table<T: Ord>(set: indexmap::IndexSet<T, rustc_hash::FxBuildHasher>) -> (Vec<T>, Vec<u32>) {
+fn sorted_table<T: Ord>(
+    set: indexmap::IndexSet<T, rustc_hash::FxBuildHasher>,
+) -> (Vec<T>, Vec<u32>) {
     let mut items: Vec<(T, usize)> = set.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
     items.sort();
     let mut new = vec![0u32; items.len()];

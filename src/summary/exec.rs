@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::access::{AccessKind, AccessSet, CallSite, Spawn, Witness, MAX_CHAIN};
+use super::access::{AccessKind, AccessSet, CallSite, Spawn, Witness, MAX_ACCESSES, MAX_CHAIN};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Classes, Path, Root, Step};
 use super::value::SymVal;
@@ -148,7 +148,28 @@ impl<'a> FnAnalysis<'a> {
             }
         }
         let spawns = merge_spawns(col.spawns);
-        let (tables, accesses) = col.accesses.finish();
+        let mut set = col.accesses;
+        let coarsened = set.len() > MAX_ACCESSES;
+        if coarsened {
+            // The object's representative and the member accessed: `p.f`.
+            set = set.coarsen(|p| {
+                let mut q = self.classes.collapse(p.clone())?;
+                if q.steps.contains(&Step::Deref) || matches!(q.root, Root::Pseudo(_)) {
+                    return None;
+                }
+                let object = self.classes.root_class(q.root)?;
+                let member = q
+                    .steps
+                    .iter()
+                    .rev()
+                    .find(|s| matches!(s, Step::Field(..)))
+                    .copied();
+                q.root = Root::Rep(object);
+                q.steps = member.into_iter().collect();
+                Some(q)
+            });
+        }
+        let (tables, accesses) = set.finish();
         Summary {
             lockset: exit.unwrap_or_default(),
             ret,
@@ -156,6 +177,7 @@ impl<'a> FnAnalysis<'a> {
             tables,
             spawns,
             widened: results.widened,
+            coarsened,
             modelled: false,
         }
     }
@@ -754,7 +776,10 @@ impl<'a> FnAnalysis<'a> {
                 .tables
                 .locksets
                 .iter()
-                .map(|l| col.accesses.lockset_id(&st.locks.update(&l.rebind(lock_map))))
+                .map(|l| {
+                    col.accesses
+                        .lockset_id(&st.locks.update(&l.rebind(lock_map)))
+                })
                 .collect();
             for a in &s.accesses {
                 let l = locksets[a.locks as usize];

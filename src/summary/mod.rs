@@ -51,6 +51,8 @@ pub struct Summary {
     pub widened: bool,
     /// The function has a model; its body (if any) was not analysed.
     pub modelled: bool,
+    /// The accesses exceeded [`access::MAX_ACCESSES`] and were merged per representative path.
+    pub coarsened: bool,
 }
 
 impl Summary {
@@ -70,7 +72,8 @@ impl Summary {
     /// summaries depend on, and what a recursive SCC's fixpoint must stabilise.
     pub fn same_facts(&self, other: &Summary) -> bool {
         let same_access = |(a, b): (AccessView<'_>, AccessView<'_>)| {
-            (a.path, a.locks, a.kind, a.atomic, a.class) == (b.path, b.locks, b.kind, b.atomic, b.class)
+            (a.path, a.locks, a.kind, a.atomic, a.class)
+                == (b.path, b.locks, b.kind, b.atomic, b.class)
         };
         let same_spawn = |(a, b): (&Spawn, &Spawn)| {
             (&a.start, a.loc, a.in_loop, a.paths) == (&b.start, b.loc, b.in_loop, b.paths)
@@ -171,6 +174,8 @@ pub struct SummaryStats {
     /// Defined functions replaced by a model.
     pub modelled: usize,
     pub widened: usize,
+    /// Summaries merged per representative path for size ([`Summary::coarsened`]).
+    pub coarsened: usize,
     pub accesses: usize,
     /// Functions by number of accesses in their summary: 0, 1–10, 11–100, 101–1000, > 1000.
     pub access_histogram: [usize; 5],
@@ -216,6 +221,7 @@ fn summary_stats(program: &Program, ctx: &Context<'_>, by: &[Option<Summary>]) -
         st.functions += 1;
         st.modelled += s.modelled as usize;
         st.widened += s.widened as usize;
+        st.coarsened += s.coarsened as usize;
         let n = s.accesses.len();
         st.accesses += n;
         let bucket = match n {
