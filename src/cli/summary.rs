@@ -36,7 +36,7 @@ pub struct SummaryArgs {
     #[arg(long, value_name = "DIR")]
     pub summaries: Option<PathBuf>,
     /// Bound on fixpoint rounds inside a recursive SCC.
-    #[arg(long, default_value_t = schedule::DEFAULT_MAX_ROUNDS)]
+    #[arg(long, default_value_t = summary::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
 }
 

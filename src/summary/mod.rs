@@ -36,6 +36,12 @@ pub use lockset::{Lock, RelativeLockset};
 pub use path::{Path, Root, Step};
 pub use value::SymVal;
 
+/// The default bound on fixpoint rounds of a recursive SCC for summaries (`--max-rounds`): on
+/// SQLite, 8 rounds leave 2 of 63 recursive SCCs unconverged in 62 s where 32 leave 3 in 107 s
+/// (the big SCCs grow by a few accesses per round). An SCC at the bound keeps its latest
+/// summaries and is counted in the statistics.
+pub const DEFAULT_MAX_ROUNDS: u32 = 8;
+
 /// A function's summary. Plain serde data (the cache stores it).
 #[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
