@@ -1,0 +1,393 @@
+//! Calls in the per-function analysis: models applied directly, callee summaries rebound into
+//! the caller (RELAY Figure 5: formals replaced by the symbolic values of the actuals) and
+//! composed with the caller's lockset (Figure 3), callee accesses and thread creations added
+//! with the call site prefixed to their chains (Figure 6).
+
+use super::{Collector, FnAnalysis, State};
+use crate::callgraph::IndirectCalls;
+use crate::dataflow::JoinSemiLattice;
+use crate::ir::*;
+use crate::models::{LockTarget, Model, Success};
+use crate::summary::access::{AccessKind, CallSite, Spawn, Witness, MAX_CHAIN};
+use crate::summary::lockset::{Lock, RelativeLockset};
+use crate::summary::path::{Classes, Path, Root, Step};
+use crate::summary::value::SymVal;
+use crate::summary::Summary;
+
+impl FnAnalysis<'_> {
+    pub(super) fn call(
+        &self,
+        st: &mut State,
+        dst: Option<&Lval>,
+        callee: &Expr,
+        args: &[Expr],
+        loc: Loc,
+        sink: &mut Option<&mut Collector>,
+    ) {
+        self.reads(st, callee, loc, sink);
+        for a in args {
+            self.reads(st, a, loc, sink);
+        }
+        let targets = match callee {
+            Expr::Func(FuncRef::Linked(g)) => vec![*g],
+            _ => self
+                .ctx
+                .pta
+                .targets(self.func, callee, args.len())
+                .unwrap_or_default(),
+        };
+        let actuals: Vec<SymVal> = args.iter().map(|a| self.eval(st, a)).collect();
+        let call = Call {
+            args,
+            actuals: &actuals,
+            loc,
+        };
+        let mut after: Option<State> = None;
+        let mut ret = SymVal::Bottom;
+        for g in targets {
+            let (locks, r) = self.apply_callee(st, g, &call, sink);
+            ret = ret.join(&r);
+            let next = State {
+                locks,
+                ..st.clone()
+            };
+            match &mut after {
+                Some(a) => {
+                    a.join(&next);
+                }
+                None => after = Some(next),
+            }
+        }
+        if let Some(a) = after {
+            *st = a;
+        }
+        if ret == SymVal::Bottom {
+            ret = SymVal::Top;
+        }
+        if let Some(d) = dst {
+            self.address_reads(st, d, loc, sink);
+            self.record(st, d, AccessKind::Write, loc, sink);
+            self.assign(st, d, ret);
+        }
+    }
+
+    /// The lockset after calling `g` and the call's value.
+    fn apply_callee(
+        &self,
+        st: &State,
+        g: FuncId,
+        call: &Call<'_>,
+        sink: &mut Option<&mut Collector>,
+    ) -> (RelativeLockset, SymVal) {
+        if let Some(m) = self.ctx.model(g) {
+            return self.apply_model(st, m, call, sink);
+        }
+        match self.callees.get(g) {
+            Some(s) => self.apply_summary(st, g, s, call, sink),
+            None => (st.locks.clone(), SymVal::Top),
+        }
+    }
+
+    /// The locations argument `i` points to, in summary form.
+    fn pointee(
+        &self,
+        st: &State,
+        call: &Call<'_>,
+        i: usize,
+        normalize: fn(&Self, Path) -> Option<Path>,
+    ) -> (Vec<Path>, bool) {
+        let Some(a) = call.args.get(i) else {
+            return (Vec::new(), false);
+        };
+        let must = call.actuals[i].is_must();
+        let paths: Vec<Path> = self
+            .deref_paths(st, a)
+            .into_iter()
+            .filter_map(|p| normalize(self, p))
+            .collect();
+        let must = (must || call.actuals[i].targets().is_empty()) && paths.len() == 1;
+        (paths, must)
+    }
+
+    fn lock_paths(&self, st: &State, call: &Call<'_>, t: &LockTarget) -> (Vec<Path>, bool) {
+        match t {
+            LockTarget::Arg { arg } => self.pointee(st, call, *arg, Self::normalize_lock),
+            LockTarget::Global { global } => (
+                vec![Path::new(Root::Pseudo(
+                    self.ctx.program.names.intern(global),
+                ))],
+                true,
+            ),
+        }
+    }
+
+    fn apply_model(
+        &self,
+        st: &State,
+        m: &Model,
+        call: &Call<'_>,
+        sink: &mut Option<&mut Collector>,
+    ) -> (RelativeLockset, SymVal) {
+        let mut locks = st.locks.clone();
+        let mut ret = SymVal::Top;
+        // Unlock first: `downgrade_write` is "release, then hold shared".
+        if let Some(u) = &m.unlock {
+            for p in self.lock_paths(st, call, &u.target).0 {
+                locks.release(&p);
+            }
+        }
+        if let Some(l) = &m.lock {
+            let (paths, must) = self.lock_paths(st, call, &l.target);
+            if must {
+                locks.acquire(Lock {
+                    path: paths[0].clone(),
+                    mode: l.mode,
+                });
+            }
+        }
+        if let Some(t) = &m.trylock {
+            let (paths, must) = self.lock_paths(st, call, &t.target);
+            if must {
+                ret = SymVal::Try {
+                    lock: Lock {
+                        path: paths[0].clone(),
+                        mode: t.mode,
+                    },
+                    nonzero: t.success == Success::Nonzero,
+                };
+            }
+        }
+        if let Some(i) = m.returns_arg {
+            ret = call.actuals.get(i).cloned().unwrap_or(SymVal::Top);
+        }
+        if let Some(col) = sink.as_deref_mut() {
+            self.model_accesses(st, m, call, col);
+        }
+        (locks, ret)
+    }
+
+    /// Accesses and thread creations a model performs.
+    fn model_accesses(&self, st: &State, m: &Model, call: &Call<'_>, col: &mut Collector) {
+        let mut touch = |i: usize, kind: AccessKind, atomic: bool| {
+            let class = call
+                .args
+                .get(i)
+                .and_then(|a| self.ctx.pta.value_class(self.func, a));
+            for p in self.pointee(st, call, i, Self::normalize).0 {
+                self.push(st, col, p, kind, atomic, call.loc, class);
+            }
+        };
+        if let Some(a) = &m.atomic {
+            if a.read || !a.write {
+                touch(a.arg, AccessKind::Read, true);
+            }
+            if a.write {
+                touch(a.arg, AccessKind::Write, true);
+            }
+        }
+        if let Some(c) = &m.copy {
+            touch(c.src, AccessKind::Read, false);
+            touch(c.dst, AccessKind::Write, false);
+        }
+        if let Some(t) = &m.thread_create {
+            let start = match call.actuals.get(t.start) {
+                Some(SymVal::Func(f)) => vec![*f],
+                _ => call
+                    .args
+                    .get(t.start)
+                    .map(|e| self.ctx.pta.call_targets(self.func, e))
+                    .unwrap_or_default(),
+            };
+            col.spawns.push(Spawn {
+                start,
+                loc: call.loc,
+                in_loop: self.in_cycle(col.block),
+                paths: 1,
+                chain: Vec::new(),
+            });
+        }
+    }
+
+    fn apply_summary(
+        &self,
+        st: &State,
+        g: FuncId,
+        s: &Summary,
+        call: &Call<'_>,
+        sink: &mut Option<&mut Collector>,
+    ) -> (RelativeLockset, SymVal) {
+        let map = |p: &Path| self.rebind_path(st, g, p, call);
+        let lock_map = |p: &Path| -> Vec<Path> {
+            map(p)
+                .into_iter()
+                .filter_map(|q| self.normalize_lock(q))
+                .collect()
+        };
+        let locks = st.locks.update(&s.lockset.rebind(lock_map));
+        let ret = self.rebind_value(st, g, &s.ret, call);
+        if let Some(col) = sink.as_deref_mut() {
+            let site = CallSite {
+                loc: call.loc,
+                callee: g,
+            };
+            // Each distinct path and lockset of the callee is rebound once.
+            let paths: Vec<Vec<(u32, Option<u32>)>> = s
+                .tables
+                .paths
+                .iter()
+                .map(|p| {
+                    map(p)
+                        .into_iter()
+                        .filter_map(|q| self.normalize(q))
+                        .map(|q| {
+                            let class = self.classes.class(&q);
+                            (col.accesses.path_id(q), class)
+                        })
+                        .collect()
+                })
+                .collect();
+            let locksets: Vec<u32> = s
+                .tables
+                .locksets
+                .iter()
+                .map(|l| {
+                    col.accesses
+                        .lockset_id(&st.locks.update(&l.rebind(lock_map)))
+                })
+                .collect();
+            for a in &s.accesses {
+                let l = locksets[a.locks as usize];
+                for &(p, class) in &paths[a.path as usize] {
+                    for w in &a.witnesses {
+                        let len = (w.chain.len() + 1).min(MAX_CHAIN);
+                        let class = class.or(a.class);
+                        col.accesses
+                            .insert((p, l, a.kind, a.atomic), class, len, w.loc, || Witness {
+                                loc: w.loc,
+                                chain: prefixed(site, &w.chain),
+                            });
+                    }
+                }
+            }
+            let in_loop = self.in_cycle(col.block);
+            for sp in &s.spawns {
+                col.spawns.push(Spawn {
+                    start: sp.start.clone(),
+                    loc: sp.loc,
+                    in_loop: sp.in_loop || in_loop,
+                    paths: sp.paths,
+                    chain: prefixed(site, &sp.chain),
+                });
+            }
+        }
+        (locks, ret)
+    }
+
+    /// RELAY's rebind (Figure 5) for one path of callee `g`: the callee's formal is replaced by
+    /// the symbolic value of the actual.
+    fn rebind_path(&self, st: &State, g: FuncId, p: &Path, call: &Call<'_>) -> Vec<Path> {
+        let Root::Formal(i) = p.root else {
+            return vec![p.clone()];
+        };
+        if p.steps.first() != Some(&Step::Deref) {
+            return Vec::new();
+        }
+        let rest = &p.steps[1..];
+        let i = i as usize;
+        let mut bases = match call.args.get(i) {
+            Some(a) => self.deref_paths(st, a),
+            None => Vec::new(),
+        };
+        if bases.is_empty() {
+            // No actual (a variadic callee) or an unknown one: the callee's own class.
+            let callee = Classes {
+                program: self.ctx.program,
+                pta: self.ctx.pta,
+                func: g,
+            };
+            if let Some(c) = callee.class(&Path::new(Root::Formal(i as u32)).with(Step::Deref)) {
+                bases.push(Path::new(Root::Rep(c)));
+            }
+        }
+        let rebound = bases.into_iter().map(|b| b.extended(rest));
+        if self.ctx.recursive_call(self.func, g) {
+            // Inside a recursive SCC every round could lengthen the paths (`x->next->next...`),
+            // and the combinations of members explode before the k-limit bites: recursive calls
+            // rebind to representatives, which do not grow.
+            rebound.filter_map(|p| self.classes.collapse(p)).collect()
+        } else {
+            rebound.filter_map(|p| self.classes.limit(p)).collect()
+        }
+    }
+
+    fn rebind_value(&self, st: &State, g: FuncId, v: &SymVal, call: &Call<'_>) -> SymVal {
+        let one = |p: &Path| -> Option<Path> {
+            let mut ps = self.rebind_path(st, g, p, call);
+            (ps.len() == 1).then(|| ps.pop().expect("one path"))
+        };
+        match v {
+            SymVal::Init(p) => match p.root {
+                Root::Formal(i) if p.steps.is_empty() => {
+                    call.actuals.get(i as usize).cloned().unwrap_or(SymVal::Top)
+                }
+                _ => one(p).map_or(SymVal::Top, SymVal::Init),
+            },
+            SymVal::Must(_) | SymVal::May(_) => {
+                let mut all = Vec::new();
+                for t in v.targets() {
+                    let ps = self.rebind_path(st, g, &t, call);
+                    if ps.is_empty() {
+                        return SymVal::Top;
+                    }
+                    all.extend(ps);
+                }
+                SymVal::pointing_to(all)
+            }
+            SymVal::Try { lock, nonzero } => match one(&lock.path) {
+                Some(path) => SymVal::Try {
+                    lock: Lock {
+                        path,
+                        mode: lock.mode,
+                    },
+                    nonzero: *nonzero,
+                },
+                None => SymVal::Top,
+            },
+            SymVal::Bottom => SymVal::Top,
+            v => v.clone(),
+        }
+    }
+}
+
+/// A call being applied: the IR arguments and their symbolic values before the call.
+struct Call<'c> {
+    args: &'c [Expr],
+    actuals: &'c [SymVal],
+    loc: Loc,
+}
+
+/// One spawn per (start routines, site): the shortest chain is kept, `paths` counts (up to 2)
+/// the distinct call paths that reach the site, `in_loop` is their disjunction.
+pub(super) fn merge_spawns(mut spawns: Vec<Spawn>) -> Vec<Spawn> {
+    spawns.sort_by(|a, b| {
+        (&a.start, a.loc, a.chain.len(), &a.chain).cmp(&(&b.start, b.loc, b.chain.len(), &b.chain))
+    });
+    let mut out: Vec<Spawn> = Vec::new();
+    for sp in spawns {
+        match out.last_mut() {
+            Some(last) if last.start == sp.start && last.loc == sp.loc => {
+                last.in_loop |= sp.in_loop;
+                last.paths = last.paths.saturating_add(sp.paths).min(2);
+            }
+            _ => out.push(sp),
+        }
+    }
+    out
+}
+
+fn prefixed(site: CallSite, chain: &[CallSite]) -> Vec<CallSite> {
+    std::iter::once(site)
+        .chain(chain.iter().copied())
+        .take(MAX_CHAIN)
+        .collect()
+}
