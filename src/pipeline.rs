@@ -11,10 +11,23 @@ use crate::race::{self, RaceStats, ThreadEntry, Warning};
 use crate::schedule;
 use crate::summary::{self, Summaries};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     pub fields: FieldMode,
     pub schedule: schedule::Options,
+}
+
+impl Default for Options {
+    /// Field-based points-to, all CPUs, the summaries' round bound (as `relay summary`).
+    fn default() -> Self {
+        Options {
+            fields: FieldMode::default(),
+            schedule: schedule::Options {
+                max_rounds: summary::DEFAULT_MAX_ROUNDS,
+                ..Default::default()
+            },
+        }
+    }
 }
 
 /// Wall-clock seconds of each stage.

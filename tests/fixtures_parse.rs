@@ -1,8 +1,11 @@
 //! Every fixture under fixtures/parse/ must preprocess (with the `-std` named on its first line,
 //! `// relay-std: X`, default gnu11) and parse with no skipped declaration.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::preprocess;
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parse");
@@ -13,31 +16,6 @@ fn fixtures() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn std_of(text: &str) -> String {
-    text.lines()
-        .next()
-        .and_then(|l| l.trim().strip_prefix("// relay-std:"))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| "gnu11".into())
-}
-
-pub fn preprocess(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    let out = Command::new("cc")
-        .arg(format!("-std={}", std_of(&text)))
-        .arg("-E")
-        .arg(path)
-        .output()
-        .expect("cc runs");
-    assert!(
-        out.status.success(),
-        "{}: preprocessing failed: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

@@ -360,7 +360,8 @@ impl<'a> FnAnalysis<'a> {
             }
         };
         match v {
-            SymVal::Init(p) if p == Path::new(p.root) && matches!(p.root, Root::Formal(_)) => {
+            // A formal's incoming value: the caller substitutes its actual.
+            SymVal::Init(p) if p.steps.is_empty() && matches!(p.root, Root::Formal(_)) => {
                 SymVal::Init(p)
             }
             SymVal::Init(p) => export(&p).map_or(SymVal::Top, SymVal::Init),
@@ -396,7 +397,7 @@ impl<'a> FnAnalysis<'a> {
             }
         }
         let atomic = self.is_atomic(lv);
-        let class = self.ctx.pta.lval_class(self.func, lv);
+        let class = || self.ctx.pta.lval_class(self.func, lv);
         for p in self.lval_paths(st, lv) {
             self.push(st, col, p, kind, atomic, loc, class);
         }
@@ -411,12 +412,12 @@ impl<'a> FnAnalysis<'a> {
         kind: AccessKind,
         atomic: bool,
         loc: Loc,
-        class: Option<u32>,
+        fallback_class: impl Fn() -> Option<u32>,
     ) {
         if let Some(path) = self.normalize(path) {
             // The class follows from the path when it can (deterministic: the first access
-            // found with a path must not decide it).
-            let class = self.classes.class(&path).or(class);
+            // found with a path must not decide it); the IR's class only otherwise.
+            let class = self.classes.class(&path).or_else(fallback_class);
             let key = (
                 col.accesses.path_id(path),
                 col.accesses.lockset_id(&st.locks),

@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (each test crate uses a part of them).
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;
@@ -8,10 +9,22 @@ use relay::frontend::lower::lower_unit;
 use relay::ir::names::Names;
 use relay::link::{Linker, Program};
 
-/// Preprocesses (`cc -std=gnu11 -E`), lowers and links one C file; panics on a parse error.
-pub fn program_of(path: &Path) -> Program {
+/// The C standard a fixture asks for on its first line.
+fn std_of(text: &str) -> String {
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().strip_prefix("// relay-std:"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "gnu11".into())
+}
+
+/// The fixture's preprocessed text, with the `-std` named on its first line
+/// (`// relay-std: X`, default gnu11).
+pub fn preprocess(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
     let out = Command::new("cc")
-        .args(["-std=gnu11", "-E"])
+        .arg(format!("-std={}", std_of(&text)))
+        .arg("-E")
         .arg(path)
         .output()
         .expect("cc runs");
@@ -21,7 +34,12 @@ pub fn program_of(path: &Path) -> Program {
         path.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8(out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Preprocesses (see [`preprocess`]), lowers and links one C file; panics on a parse error.
+pub fn program_of(path: &Path) -> Program {
+    let text = preprocess(path);
     let names = Names::new();
     let lowered = lower_unit(path.display().to_string(), &text, &names);
     assert!(

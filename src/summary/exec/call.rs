@@ -169,10 +169,11 @@ impl FnAnalysis<'_> {
     /// Accesses and thread creations a model performs.
     fn model_accesses(&self, st: &State, m: &Model, call: &Call<'_>, col: &mut Collector) {
         let mut touch = |i: usize, kind: AccessKind, atomic: bool| {
-            let class = call
-                .args
-                .get(i)
-                .and_then(|a| self.ctx.pta.value_class(self.func, a));
+            let class = || {
+                call.args
+                    .get(i)
+                    .and_then(|a| self.ctx.pta.value_class(self.func, a))
+            };
             for p in self.pointee(st, call, i, Self::normalize).0 {
                 self.push(st, col, p, kind, atomic, call.loc, class);
             }
