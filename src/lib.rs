@@ -13,5 +13,6 @@ pub mod models;
 pub mod pipeline;
 pub mod pta;
 pub mod race;
+pub mod report;
 pub mod schedule;
 pub mod summary;

@@ -1,0 +1,119 @@
+//! Reports: the warnings of a run as plain data ([`Report`]), and its renderings — text like a
+//! compiler diagnostic, versioned JSON, SARIF 2.1.0 — plus the CI baseline.
+//!
+//! The race stage builds a [`Report`]; everything here only reads it, so reports can be
+//! regenerated from a saved analysis without re-running it. The model is the JSON schema
+//! (documented in README.md): change a field, bump [`SCHEMA_VERSION`].
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON report schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything a run reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    /// `relay` and its version (`CARGO_PKG_VERSION`).
+    pub tool: String,
+    pub tool_version: String,
+    /// Sorted by (first access file, line, col, second access …); deterministic.
+    /// Includes filtered warnings only when the user asked for them (`--show-filtered`).
+    pub warnings: Vec<RaceWarning>,
+    pub stats: RunStats,
+}
+
+/// One data race: two accesses from (possibly the same) thread entries that may touch the
+/// same memory, at least one writing, with no common lock.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceWarning {
+    /// Stable identity for baselines: survives unrelated edits (no line numbers in it).
+    pub key: String,
+    /// The shared lvalue as source-like text (`rx_p->count`, `stats.n`, `*rep#12.len`).
+    pub lvalue: String,
+    /// The group the warning belongs to under `--group` (a field `struct s.f` or an object).
+    pub group: String,
+    /// Exactly two accesses, in a deterministic order.
+    pub accesses: Vec<AccessSite>,
+    /// Names of the filters that remove this warning (empty: reported).
+    pub filtered_by: Vec<String>,
+    /// Notes on precision, e.g. "summary of f was widened: locks at this access are joined".
+    pub notes: Vec<String>,
+}
+
+/// One side of a race.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessSite {
+    /// The access's lvalue in the entry's terms.
+    pub lvalue: String,
+    pub kind: AccessKind,
+    pub atomic: bool,
+    /// Where the access is, in the original source (from the preprocessor's line markers).
+    pub location: SourceLoc,
+    /// The function whose body contains the access.
+    pub function: String,
+    /// The thread entry (start routine, or `main`) under which the access runs.
+    pub entry: String,
+    /// The entry may run more than once at the same time (so it races with itself).
+    pub entry_multiple: bool,
+    /// Locks held at the access (must-held, with mode: `l` or `l (read)`).
+    pub locks: Vec<String>,
+    /// Calls from the entry down to the function performing the access, outermost first;
+    /// empty when the entry itself performs it. May be truncated (see `call_path_truncated`).
+    pub call_path: Vec<CallFrame>,
+    pub call_path_truncated: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessKind {
+    Read,
+    Write,
+}
+
+/// A call on a call path: `caller` calls `callee` at `location` (a location in `caller`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallFrame {
+    pub caller: String,
+    pub callee: String,
+    pub location: SourceLoc,
+}
+
+/// A source position; `file` is the original source path from the line markers.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SourceLoc {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Counts a maintainer reads at the end of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunStats {
+    pub functions: usize,
+    pub thread_entries: usize,
+    /// Chord-style stages over access pairs.
+    pub pairs_considered: usize,
+    pub pairs_may_alias: usize,
+    pub pairs_concurrent: usize,
+    pub pairs_unlocked: usize,
+    /// Warnings before any filter, then after each enabled filter in order.
+    pub warnings_before_filters: usize,
+    pub filters: Vec<FilterStat>,
+    /// Warnings reported (after filters and baseline).
+    pub warnings_reported: usize,
+    /// Warnings hidden because they are in the baseline.
+    pub baseline_suppressed: usize,
+    /// Wall-clock seconds per stage.
+    pub times: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilterStat {
+    pub name: String,
+    pub enabled: bool,
+    /// Warnings this filter removed (among those the earlier filters kept).
+    pub removed: usize,
+    /// Warnings left after it.
+    pub remaining: usize,
+}
