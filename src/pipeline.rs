@@ -7,7 +7,7 @@ use crate::callgraph::CallGraph;
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::{FieldMode, PointsTo};
-use crate::race::{self, RaceStats, ThreadEntry, Warning};
+use crate::race::{self, FilterConfig, RaceInput, RaceStats, ThreadEntry, Warning};
 use crate::schedule;
 use crate::summary::{self, Summaries};
 
@@ -15,6 +15,17 @@ use crate::summary::{self, Summaries};
 pub struct Options {
     pub fields: FieldMode,
     pub schedule: schedule::Options,
+    /// Thread entries besides `main` and the start routines found (`--entry`).
+    pub entries: EntryOptions,
+}
+
+/// Extra thread entries: for a library or kernel code there is no `main` to start from.
+#[derive(Clone, Debug, Default)]
+pub struct EntryOptions {
+    /// Functions named as entries; each may run in several threads at once.
+    pub names: Vec<String>,
+    /// Every defined function that nothing calls is an entry (a library's API).
+    pub roots: bool,
 }
 
 impl Default for Options {
@@ -26,6 +37,7 @@ impl Default for Options {
                 max_rounds: summary::DEFAULT_MAX_ROUNDS,
                 ..Default::default()
             },
+            entries: EntryOptions::default(),
         }
     }
 }
@@ -47,9 +59,21 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// The warnings between the thread entries (they borrow the summaries).
-    pub fn warnings(&self, program: &Program) -> (Vec<Warning<'_>>, RaceStats) {
-        race::warnings(program, &self.summaries, &self.entries)
+    /// The warnings between the thread entries (they borrow the summaries), filtered ones
+    /// included and marked.
+    pub fn warnings<'a>(
+        &'a self,
+        program: &'a Program,
+        filters: &FilterConfig,
+    ) -> (Vec<Warning<'a>>, RaceStats) {
+        let input = RaceInput {
+            program,
+            pta: &self.pta,
+            cg: &self.cg,
+            summaries: &self.summaries,
+            entries: &self.entries,
+        };
+        race::warnings(&input, filters)
     }
 }
 
@@ -75,14 +99,42 @@ pub fn summarize(
 }
 
 /// The whole pipeline up to the thread entries; [`Analysis::warnings`] pairs their accesses.
-pub fn analyze(program: &Program, models: &Models, options: &Options) -> Analysis {
+/// Fails only on an `--entry` that names no defined function.
+pub fn analyze(program: &Program, models: &Models, options: &Options) -> anyhow::Result<Analysis> {
+    let extra = extra_entries(program, &options.entries)?;
     let (pta, cg, summaries, times) = summarize(program, models, options);
-    let entries = race::thread_entries(program, &cg, &summaries, &[]);
-    Analysis {
+    let mut extra = extra;
+    if options.entries.roots {
+        let callers = cg.callers();
+        extra.extend(
+            (0..program.functions.len() as u32)
+                .map(crate::ir::FuncId)
+                .filter(|f| cg.defined[f.index()] && callers[f.index()].is_empty()),
+        );
+    }
+    let entries = race::thread_entries(program, &cg, &summaries, &extra);
+    Ok(Analysis {
         pta,
         cg,
         summaries,
         entries,
         times,
-    }
+    })
+}
+
+fn extra_entries(program: &Program, e: &EntryOptions) -> anyhow::Result<Vec<crate::ir::FuncId>> {
+    let by_name: std::collections::HashMap<&str, crate::ir::FuncId> = (0..program.functions.len()
+        as u32)
+        .map(crate::ir::FuncId)
+        .filter(|f| program.functions[f.index()].body.is_some())
+        .map(|f| (program.function_name(f), f))
+        .collect();
+    e.names
+        .iter()
+        .map(|n| {
+            by_name.get(n.as_str()).copied().ok_or_else(|| {
+                anyhow::anyhow!("--entry {n}: no function with a body has this name")
+            })
+        })
+        .collect()
 }

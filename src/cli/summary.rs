@@ -101,6 +101,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
             progress: true,
             max_rounds: args.max_rounds.max(1),
         },
+        entries: Default::default(),
     };
     let (_pta, _cg, sums, times) =
         pool.install(|| pipeline::summarize(&program, &models, &options));

@@ -15,6 +15,12 @@ pub struct ThreadEntry {
     /// once: concurrent with itself.
     pub multiple: bool,
     pub is_main: bool,
+    /// Every creation of this thread happens inside `main`'s threads (started by `main` or by
+    /// such entries): `main`'s accesses before its first thread creation precede it.
+    pub main_ordered: bool,
+    /// `main_ordered`, and every entry that starts it joins all its threads before it ends:
+    /// once `main` has joined every thread it created, this one has finished too.
+    pub join_ordered: bool,
 }
 
 /// Finds the entries: `main` (if defined) and `extra` are roots; so is every defined function
@@ -44,6 +50,7 @@ pub fn thread_entries(
     struct Starts {
         sites: BTreeSet<crate::ir::Loc>,
         multiple: bool,
+        starters: BTreeSet<FuncId>,
     }
     let mut started: BTreeMap<FuncId, Starts> = BTreeMap::new();
     let record = |from: FuncId, from_multiple: bool, started: &mut BTreeMap<FuncId, Starts>| {
@@ -52,6 +59,7 @@ pub fn thread_entries(
             for &f in &sp.start {
                 let st = started.entry(f).or_default();
                 st.sites.insert(sp.loc);
+                st.starters.insert(from);
                 st.multiple |= sp.in_loop || sp.paths > 1 || from_multiple;
             }
         }
@@ -70,38 +78,73 @@ pub fn thread_entries(
             break;
         }
         entries = current;
+        // Start routines are usually roots too (nothing calls them directly): recording them
+        // again carries their multiplicity to the threads they start.
         for (&f, &multiple) in &entries {
-            if !roots.contains(&f) {
-                record(f, multiple, &mut started);
-            }
+            record(f, multiple, &mut started);
         }
     }
+    let starters: BTreeMap<FuncId, &BTreeSet<FuncId>> =
+        started.iter().map(|(&f, s)| (f, &s.starters)).collect();
+    let main_ordered = greatest_fixpoint(&starters, |s, ordered| {
+        Some(s) == main || ordered.contains(&s)
+    });
+    let leaves_no_threads = |s: FuncId| sums.get(s).is_some_and(|x| x.threads.live.is_empty());
+    let join_ordered = greatest_fixpoint(&starters, |s, ordered| {
+        Some(s) == main || (ordered.contains(&s) && leaves_no_threads(s))
+    });
     let mut out: Vec<ThreadEntry> = entries
         .into_iter()
         .map(|(func, multiple)| ThreadEntry {
             func,
             multiple,
             is_main: Some(func) == main,
+            main_ordered: main_ordered.contains(&func),
+            join_ordered: join_ordered.contains(&func) && main_ordered.contains(&func),
         })
         .collect();
+    let root = |func: FuncId, is_main: bool| ThreadEntry {
+        func,
+        multiple: false,
+        is_main,
+        main_ordered: false,
+        join_ordered: false,
+    };
     if let Some(m) = main {
         if !out.iter().any(|e| e.func == m) {
-            out.push(ThreadEntry {
-                func: m,
-                multiple: false,
-                is_main: true,
-            });
+            out.push(root(m, true));
         }
     }
+    // A named entry (a library's API, a system call) may run in several threads at once.
     for &x in extra {
-        if !out.iter().any(|e| e.func == x) {
-            out.push(ThreadEntry {
-                func: x,
-                multiple: false,
-                is_main: false,
-            });
+        match out.iter_mut().find(|e| e.func == x) {
+            Some(e) => e.multiple = true,
+            None => out.push(ThreadEntry {
+                multiple: true,
+                ..root(x, false)
+            }),
         }
     }
     out.sort_by_key(|e| e.func);
     out
+}
+
+/// The largest set of started functions all of whose starters satisfy `ok` (given the set so
+/// far): starts from every started function and removes violators until none is left.
+fn greatest_fixpoint(
+    starters: &BTreeMap<FuncId, &BTreeSet<FuncId>>,
+    ok: impl Fn(FuncId, &BTreeSet<FuncId>) -> bool,
+) -> BTreeSet<FuncId> {
+    let mut set: BTreeSet<FuncId> = starters.keys().copied().collect();
+    loop {
+        let next: BTreeSet<FuncId> = set
+            .iter()
+            .copied()
+            .filter(|f| starters[f].iter().all(|&s| ok(s, &set)))
+            .collect();
+        if next == set {
+            return set;
+        }
+        set = next;
+    }
 }

@@ -1,141 +1,107 @@
-//! Warning generation (RELAY §3.4, Figure 7): thread entries, then pairs of guarded accesses
-//! from two entries (or one entry that runs more than once) whose lvalues may alias, at least one
-//! a write, not both atomic, with no common lock held exclusively by one side.
-//!
-//! Accesses are bucketed by points-to class first, so only accesses that may alias are ever
-//! compared. Filters, orderings between main and its threads, and reports are built on this
-//! (see the warnings issue).
+//! Warning generation (RELAY §3.4, Figure 7, and the analyses past it): thread entries
+//! ([`entries`]), racing access pairs between them ([`pairs`]), RELAY's heuristic filters
+//! ([`filters`]), and the report built from the result ([`report`]).
 
 pub mod entries;
-
-use std::collections::BTreeMap;
+pub mod filters;
+pub mod pairs;
+pub mod report;
 
 use serde::Serialize;
 
-use crate::ir::types::RecordKind;
-use crate::ir::FuncId;
+use crate::callgraph::CallGraph;
 use crate::link::Program;
-use crate::summary::{AccessKind, AccessView, Path, RelativeLockset, Root, Step, Summaries};
+use crate::pta::PointsTo;
+use crate::summary::Summaries;
 
 pub use entries::{thread_entries, ThreadEntry};
+pub use filters::{Filter, FilterConfig};
+pub use pairs::{PairStats, Side};
 
-/// One side of a warning: an access performed by a thread entry (possibly in a callee).
-#[derive(Clone, Debug)]
-pub struct Side<'a> {
-    pub entry: FuncId,
-    pub access: AccessView<'a>,
-}
-
+/// A race: two accesses from concurrent entries, and the enabled filters that remove it.
 #[derive(Clone, Debug)]
 pub struct Warning<'a> {
     pub first: Side<'a>,
     pub second: Side<'a>,
+    /// Empty: reported. Otherwise the filters that remove it, in RELAY's order.
+    pub filtered_by: Vec<Filter>,
+}
+
+/// One row of the filter table: applied in order, each counts what it removes among the
+/// warnings the earlier ones kept.
+#[derive(Clone, Debug, Serialize)]
+pub struct FilterCount {
+    pub filter: &'static str,
+    pub enabled: bool,
+    pub removed: usize,
+    pub remaining: usize,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RaceStats {
-    pub entries: usize,
-    /// Buckets (points-to classes) holding accesses of some entry.
-    pub buckets: usize,
-    /// Access pairs compared (same bucket, concurrent entries).
-    pub pairs_considered: usize,
-    pub warnings: usize,
+    pub pairs: PairStats,
+    pub before_filters: usize,
+    pub filters: Vec<FilterCount>,
+    /// Warnings no filter removes.
+    pub after_filters: usize,
 }
 
-/// The key accesses are bucketed by: their class, or their path when it has none.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Bucket {
-    Class(u32),
-    Path(Path),
+/// What warning generation reads.
+pub struct RaceInput<'a> {
+    pub program: &'a Program,
+    pub pta: &'a PointsTo,
+    pub cg: &'a CallGraph,
+    pub summaries: &'a Summaries,
+    pub entries: &'a [ThreadEntry],
 }
 
-/// All warnings between the given entries, sorted and deduplicated by access-location pair.
-pub fn warnings<'a>(
-    program: &Program,
-    sums: &'a Summaries,
-    entries: &[ThreadEntry],
-) -> (Vec<Warning<'a>>, RaceStats) {
-    let mut stats = RaceStats {
-        entries: entries.len(),
-        ..Default::default()
-    };
-    let mut buckets: BTreeMap<Bucket, Vec<(usize, AccessView<'a>)>> = BTreeMap::new();
-    for (i, e) in entries.iter().enumerate() {
-        let Some(s) = sums.get(e.func) else { continue };
-        for a in s.accesses() {
-            let key = match a.class {
-                Some(c) => Bucket::Class(c),
-                None => Bucket::Path(a.path.clone()),
-            };
-            buckets.entry(key).or_default().push((i, a));
-        }
-    }
-    stats.buckets = buckets.len();
-    let mut found: BTreeMap<(crate::ir::Loc, crate::ir::Loc), Warning<'a>> = BTreeMap::new();
-    for items in buckets.values() {
-        for (x, &(ei, a)) in items.iter().enumerate() {
-            for &(ej, b) in &items[x..] {
-                if !concurrent(entries, ei, ej) {
-                    continue;
-                }
-                stats.pairs_considered += 1;
-                if races(program, &a, &b) {
-                    let (first, second) = ordered(
-                        Side {
-                            entry: entries[ei].func,
-                            access: a,
-                        },
-                        Side {
-                            entry: entries[ej].func,
-                            access: b,
-                        },
-                    );
-                    found
-                        .entry((first.access.witness().loc, second.access.witness().loc))
-                        .or_insert(Warning { first, second });
-                }
+/// All warnings (filtered ones included, marked), sorted by their access locations.
+pub fn warnings<'a>(input: &RaceInput<'a>, config: &FilterConfig) -> (Vec<Warning<'a>>, RaceStats) {
+    let (pairs, pair_stats) = pairs::racing_pairs(input.program, input.summaries, input.entries);
+    let mut filters = filters::Filters::new(
+        filters::FilterContext {
+            program: input.program,
+            pta: input.pta,
+            cg: input.cg,
+            entries: input.entries,
+        },
+        config,
+    );
+    let warnings: Vec<Warning<'a>> = pairs
+        .into_iter()
+        .map(|p| {
+            let filtered_by = filters.matching(&p);
+            Warning {
+                first: p.first,
+                second: p.second,
+                filtered_by,
             }
-        }
-    }
-    let warnings: Vec<Warning<'a>> = found.into_values().collect();
-    stats.warnings = warnings.len();
+        })
+        .collect();
+    let mut remaining = warnings.len();
+    let counts = Filter::ALL
+        .into_iter()
+        .map(|f| {
+            let enabled = config.is_enabled(f);
+            // Removed by this filter and by no earlier one.
+            let removed = warnings
+                .iter()
+                .filter(|w| w.filtered_by.first() == Some(&f))
+                .count();
+            remaining -= removed;
+            FilterCount {
+                filter: f.name(),
+                enabled,
+                removed,
+                remaining,
+            }
+        })
+        .collect();
+    let stats = RaceStats {
+        pairs: pair_stats,
+        before_filters: warnings.len(),
+        filters: counts,
+        after_filters: remaining,
+    };
     (warnings, stats)
-}
-
-fn ordered<'a>(a: Side<'a>, b: Side<'a>) -> (Side<'a>, Side<'a>) {
-    if (a.access.witness().loc, a.entry) <= (b.access.witness().loc, b.entry) {
-        (a, b)
-    } else {
-        (b, a)
-    }
-}
-
-/// Whether entries `i` and `j` may run at the same time: two different entries always; an
-/// entry with itself only when it may be started more than once.
-fn concurrent(entries: &[ThreadEntry], i: usize, j: usize) -> bool {
-    i != j || entries[i].multiple
-}
-
-/// Figure 7's test for one pair of accesses from concurrent entries.
-fn races(program: &Program, a: &AccessView<'_>, b: &AccessView<'_>) -> bool {
-    (a.kind == AccessKind::Write || b.kind == AccessKind::Write)
-        && !(a.atomic && b.atomic)
-        && !RelativeLockset::excludes(&a.locks.plus, &b.locks.plus)
-        && may_alias(program, a.path, b.path)
-}
-
-/// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses
-/// of one class — two different variables, or two different members of one struct.
-fn may_alias(program: &Program, a: &Path, b: &Path) -> bool {
-    if let (Root::Global(x), Root::Global(y)) = (a.root, b.root) {
-        if x != y && !a.steps.contains(&Step::Deref) && !b.steps.contains(&Step::Deref) {
-            return false;
-        }
-    }
-    match (a.steps.last(), b.steps.last()) {
-        (Some(Step::Field(ra, fa)), Some(Step::Field(rb, fb))) if ra == rb && fa != fb => {
-            program.types.record(*ra).kind == RecordKind::Union
-        }
-        _ => true,
-    }
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lockset::RelativeLockset;
 use super::path::Path;
+use super::threads::Phase;
 use crate::ir::{FuncId, Loc};
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
@@ -53,6 +54,9 @@ pub struct GuardedAccess {
     pub atomic: bool,
     /// The points-to class of the accessed memory (the race stage buckets by it).
     pub class: Option<u32>,
+    /// Whether threads the summarised function created may run at the access.
+    #[serde(default)]
+    pub phase: Phase,
     /// Sorted by (chain length, location); at least one, at most [`MAX_WITNESSES`].
     pub witnesses: Vec<Witness>,
 }
@@ -72,6 +76,7 @@ pub struct AccessView<'a> {
     pub kind: AccessKind,
     pub atomic: bool,
     pub class: Option<u32>,
+    pub phase: Phase,
     pub witnesses: &'a [Witness],
 }
 
@@ -82,9 +87,10 @@ impl<'a> AccessView<'a> {
     }
 }
 
-type AccessKey = (u32, u32, AccessKind, bool);
+/// (path, lockset, kind, atomic, phase).
+pub type AccessKey = (u32, u32, AccessKind, bool, Phase);
 /// What [`AccessSet::coarsen`] merges by, and what it keeps per merged access.
-type MergedKey = (Path, AccessKind, bool);
+type MergedKey = (Path, AccessKind, bool, Phase);
 type Merged = (RelativeLockset, Option<u32>, Witness);
 
 /// Builds the accesses of one function, deduplicated by `(o, L, k)`.
@@ -148,13 +154,13 @@ impl AccessSet {
         } = self;
         let new_path: Vec<Option<Path>> = paths.iter().map(&mut collapse).collect();
         let mut merged: rustc_hash::FxHashMap<MergedKey, Merged> = rustc_hash::FxHashMap::default();
-        for ((p, l, kind, atomic), (class, ws)) in map {
+        for ((p, l, kind, atomic, phase), (class, ws)) in map {
             let Some(path) = new_path[p as usize].clone() else {
                 continue;
             };
             let locks = &locksets[l as usize];
             let w = ws.into_iter().next().expect("an access has a witness");
-            match merged.entry((path, kind, atomic)) {
+            match merged.entry((path, kind, atomic, phase)) {
                 std::collections::hash_map::Entry::Occupied(mut e) => {
                     let (ls, _, best) = e.get_mut();
                     ls.join(locks);
@@ -170,8 +176,14 @@ impl AccessSet {
         let mut out = AccessSet::default();
         let mut entries: Vec<_> = merged.into_iter().collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for ((path, kind, atomic), (locks, class, w)) in entries {
-            let key = (out.path_id(path), out.lockset_id(&locks), kind, atomic);
+        for ((path, kind, atomic, phase), (locks, class, w)) in entries {
+            let key = (
+                out.path_id(path),
+                out.lockset_id(&locks),
+                kind,
+                atomic,
+                phase,
+            );
             let (len, loc) = (w.chain.len(), w.loc);
             out.insert(key, class, len, loc, || w);
         }
@@ -192,17 +204,18 @@ impl AccessSet {
             .map
             .into_iter()
             .map(
-                |((path, locks, kind, atomic), (class, witnesses))| GuardedAccess {
+                |((path, locks, kind, atomic, phase), (class, witnesses))| GuardedAccess {
                     path: path_new[path as usize],
                     locks: lockset_new[locks as usize],
                     kind,
                     atomic,
                     class,
+                    phase,
                     witnesses,
                 },
             )
             .collect();
-        accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic));
+        accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
         (AccessTables { paths, locksets }, accesses)
     }
 }

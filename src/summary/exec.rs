@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use super::access::{AccessKind, AccessSet, Spawn, Witness, MAX_ACCESSES};
 use super::lockset::RelativeLockset;
 use super::path::{Classes, Path, Root, Step};
+use super::threads::ThreadState;
 use super::value::SymVal;
 use super::{Context, Summary};
 use crate::dataflow::{self, Analysis, JoinSemiLattice};
@@ -31,6 +32,7 @@ pub struct State {
     /// `init(x)`.
     env: BTreeMap<LocalId, SymVal>,
     pub locks: RelativeLockset,
+    pub threads: ThreadState,
 }
 
 impl JoinSemiLattice for State {
@@ -43,6 +45,7 @@ impl JoinSemiLattice for State {
             return true;
         }
         let mut changed = self.locks.join(&other.locks);
+        changed |= self.threads.join(&other.threads);
         // A key missing on one side is ⊥ there (formals start as `init(x)` in the entry state).
         for (l, v) in &other.env {
             match self.env.get_mut(l) {
@@ -75,6 +78,10 @@ pub struct FnAnalysis<'a> {
     /// Classes accessible from the function: escaping (globals, thread arguments) or reachable
     /// from its formals — RELAY's isAccessible.
     accessible: rustc_hash::FxHashSet<u32>,
+    /// Locations of thread joins inside a loop (a join of `t[i]` there joins every slot).
+    joins_in_loop: rustc_hash::FxHashSet<Loc>,
+    /// The handle of a thread the function cannot name: no join removes it.
+    anonymous_thread: Path,
 }
 
 /// What the collecting pass gathers.
@@ -103,7 +110,7 @@ impl<'a> FnAnalysis<'a> {
         let formals = body.params.iter().map(|&l| pta.local_node(func, l));
         let mut accessible = pta.reachable_from(formals);
         accessible.extend(ctx.escaping.iter().copied());
-        FnAnalysis {
+        let mut this = FnAnalysis {
             ctx,
             func,
             body,
@@ -115,14 +122,50 @@ impl<'a> FnAnalysis<'a> {
             },
             formal_index,
             accessible,
+            joins_in_loop: Default::default(),
+            anonymous_thread: Path::new(Root::Pseudo(ctx.program.names.intern("thread"))),
+        };
+        this.joins_in_loop = this.find_joins_in_loop();
+        this
+    }
+
+    /// Calls of thread-join models that lie on a CFG cycle.
+    fn find_joins_in_loop(&self) -> rustc_hash::FxHashSet<Loc> {
+        let is_join = |callee: &Expr| match callee {
+            Expr::Func(FuncRef::Linked(g)) => {
+                self.ctx.model(*g).is_some_and(|m| m.thread_join.is_some())
+            }
+            _ => false,
+        };
+        let mut out = rustc_hash::FxHashSet::default();
+        for (b, block) in self.body.blocks.iter().enumerate() {
+            for instr in &block.instrs {
+                if let Instr::Call { callee, loc, .. } = instr {
+                    if is_join(callee) && self.in_cycle(b) {
+                        out.insert(*loc);
+                    }
+                }
+            }
         }
+        out
+    }
+
+    /// The exit thread state in the callers' terms: handles in this frame are anonymous.
+    fn exported_threads(&self, mut t: ThreadState) -> ThreadState {
+        let frame_local = |p: &Path| p.is_frame_local();
+        if t.live.iter().any(frame_local) {
+            t.live.retain(|p| !frame_local(p));
+            t.live.insert(self.anonymous_thread.clone());
+        }
+        t.joined.retain(|p| !frame_local(p));
+        t
     }
 
     /// Runs the fixpoint and the collecting pass.
     pub fn run(&self) -> Summary {
         let results = dataflow::solve(self, self.body);
         let mut col = Collector::default();
-        let mut exit: Option<RelativeLockset> = None;
+        let mut exit: Option<(RelativeLockset, ThreadState)> = None;
         let mut ret = SymVal::Bottom;
         let mut sink = Some(&mut col);
         for (b, block) in self.body.blocks.iter().enumerate() {
@@ -139,10 +182,11 @@ impl<'a> FnAnalysis<'a> {
             self.terminator_reads(&st, &block.term, &mut sink);
             if let Terminator::Return { value, .. } = &block.term {
                 match &mut exit {
-                    Some(e) => {
-                        e.join(&st.locks);
+                    Some((locks, threads)) => {
+                        locks.join(&st.locks);
+                        threads.join(&st.threads);
                     }
-                    None => exit = Some(st.locks.clone()),
+                    None => exit = Some((st.locks.clone(), st.threads.clone())),
                 }
                 let v = value.as_ref().map_or(SymVal::Top, |e| self.eval(&st, e));
                 ret = ret.join(&self.exported_value(v));
@@ -171,8 +215,10 @@ impl<'a> FnAnalysis<'a> {
             });
         }
         let (tables, accesses) = set.finish();
+        let (lockset, threads) = exit.unwrap_or_default();
         Summary {
-            lockset: exit.unwrap_or_default(),
+            lockset,
+            threads: self.exported_threads(threads),
             ret,
             accesses,
             tables,
@@ -423,6 +469,7 @@ impl<'a> FnAnalysis<'a> {
                 col.accesses.lockset_id(&st.locks),
                 kind,
                 atomic,
+                st.threads.phase(),
             );
             col.accesses.insert(key, class, 0, loc, || Witness {
                 loc,
@@ -576,6 +623,7 @@ impl Analysis for FnAnalysis<'_> {
             reachable: false,
             env: BTreeMap::new(),
             locks: RelativeLockset::default(),
+            threads: ThreadState::default(),
         }
     }
 
@@ -595,6 +643,7 @@ impl Analysis for FnAnalysis<'_> {
             reachable: true,
             env,
             locks: RelativeLockset::default(),
+            threads: ThreadState::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! - [`value`]: symbolic values;
 //! - [`lockset`]: the relative lockset lattice, lockUpdate, rebind;
 //! - [`access`]: guarded accesses and thread creations;
+//! - [`threads`]: threads created and joined (the phase of an access);
 //! - [`exec`]: the per-function dataflow (symbolic execution + locksets) and access collection;
 //! - [`print`]: Figure-1-style tables.
 //!
@@ -18,6 +19,7 @@ pub mod exec;
 pub mod lockset;
 pub mod path;
 pub mod print;
+pub mod threads;
 pub mod value;
 
 use std::time::Instant;
@@ -34,6 +36,7 @@ use crate::schedule::{self, Lookup, SccAnalysis, Schedule};
 pub use access::{AccessKind, AccessTables, AccessView, CallSite, GuardedAccess, Spawn, Witness};
 pub use lockset::{Lock, RelativeLockset};
 pub use path::{Path, Root, Step};
+pub use threads::{Phase, ThreadState};
 pub use value::SymVal;
 
 /// The default bound on fixpoint rounds of a recursive SCC for summaries (`--max-rounds`): on
@@ -53,6 +56,9 @@ pub struct Summary {
     pub accesses: Vec<GuardedAccess>,
     pub tables: AccessTables,
     pub spawns: Vec<Spawn>,
+    /// Threads created and joined, at the exit (relative to the entry).
+    #[serde(default)]
+    pub threads: ThreadState,
     /// The dataflow needed widening (a loop did not stabilise within the bound).
     pub widened: bool,
     /// The function has a model; its body (if any) was not analysed.
@@ -70,6 +76,7 @@ impl Summary {
             kind: a.kind,
             atomic: a.atomic,
             class: a.class,
+            phase: a.phase,
             witnesses: &a.witnesses,
         }
     }
@@ -78,13 +85,14 @@ impl Summary {
     /// summaries depend on, and what a recursive SCC's fixpoint must stabilise.
     pub fn same_facts(&self, other: &Summary) -> bool {
         let same_access = |(a, b): (AccessView<'_>, AccessView<'_>)| {
-            (a.path, a.locks, a.kind, a.atomic, a.class)
-                == (b.path, b.locks, b.kind, b.atomic, b.class)
+            (a.path, a.locks, a.kind, a.atomic, a.class, a.phase)
+                == (b.path, b.locks, b.kind, b.atomic, b.class, b.phase)
         };
         let same_spawn = |(a, b): (&Spawn, &Spawn)| {
             (&a.start, a.loc, a.in_loop, a.paths) == (&b.start, b.loc, b.in_loop, b.paths)
         };
         self.lockset == other.lockset
+            && self.threads == other.threads
             && self.ret == other.ret
             && self.modelled == other.modelled
             && self.accesses.len() == other.accesses.len()

@@ -20,12 +20,17 @@ pub struct SummaryPrinter<'a> {
 
 impl SummaryPrinter<'_> {
     pub fn path(&self, p: &Path) -> String {
+        self.path_with(p, &|c| format!("rep#{c}"))
+    }
+
+    /// [`Self::path`] with representatives named by `rep` (reports name them by a member).
+    pub fn path_with(&self, p: &Path, rep: &dyn Fn(u32) -> String) -> String {
         let program = self.program;
         let mut s = match p.root {
             Root::Global(g) => program.global_name(g),
             Root::Formal(i) => self.formal_name(i),
             Root::Local(l) => format!("local#{}", l.0),
-            Root::Rep(c) => format!("rep#{c}"),
+            Root::Rep(c) => rep(c),
             Root::Pseudo(n) => format!("<{}>", program.names.get(n)),
         };
         // `starred`: the text is `*x`, which needs parentheses before a member or index.

@@ -11,6 +11,7 @@ use crate::models::{LockTarget, Model, Success};
 use crate::summary::access::{AccessKind, CallSite, Spawn, Witness, MAX_CHAIN};
 use crate::summary::lockset::{Lock, RelativeLockset};
 use crate::summary::path::{Classes, Path, Root, Step};
+use crate::summary::threads::ThreadState;
 use crate::summary::value::SymVal;
 use crate::summary::Summary;
 
@@ -45,10 +46,11 @@ impl FnAnalysis<'_> {
         let mut after: Option<State> = None;
         let mut ret = SymVal::Bottom;
         for g in targets {
-            let (locks, r) = self.apply_callee(st, g, &call, sink);
+            let (locks, threads, r) = self.apply_callee(st, g, &call, sink);
             ret = ret.join(&r);
             let next = State {
                 locks,
+                threads,
                 ..st.clone()
             };
             match &mut after {
@@ -71,20 +73,20 @@ impl FnAnalysis<'_> {
         }
     }
 
-    /// The lockset after calling `g` and the call's value.
+    /// The lockset and thread state after calling `g`, and the call's value.
     fn apply_callee(
         &self,
         st: &State,
         g: FuncId,
         call: &Call<'_>,
         sink: &mut Option<&mut Collector>,
-    ) -> (RelativeLockset, SymVal) {
+    ) -> (RelativeLockset, ThreadState, SymVal) {
         if let Some(m) = self.ctx.model(g) {
             return self.apply_model(st, m, call, sink);
         }
         match self.callees.get(g) {
             Some(s) => self.apply_summary(st, g, s, call, sink),
-            None => (st.locks.clone(), SymVal::Top),
+            None => (st.locks.clone(), st.threads.clone(), SymVal::Top),
         }
     }
 
@@ -127,8 +129,9 @@ impl FnAnalysis<'_> {
         m: &Model,
         call: &Call<'_>,
         sink: &mut Option<&mut Collector>,
-    ) -> (RelativeLockset, SymVal) {
+    ) -> (RelativeLockset, ThreadState, SymVal) {
         let mut locks = st.locks.clone();
+        let mut threads = st.threads.clone();
         let mut ret = SymVal::Top;
         // Unlock first: `downgrade_write` is "release, then hold shared".
         if let Some(u) = &m.unlock {
@@ -163,7 +166,34 @@ impl FnAnalysis<'_> {
         if let Some(col) = sink.as_deref_mut() {
             self.model_accesses(st, m, call, col);
         }
-        (locks, ret)
+        if let Some(t) = &m.thread_create {
+            let handle =
+                t.handle
+                    .and_then(|h| match self.pointee(st, call, h, Self::normalize_lock) {
+                        (mut ps, true) => ps.pop(),
+                        _ => None,
+                    });
+            threads.create(handle.unwrap_or_else(|| self.anonymous_thread.clone()));
+        }
+        if let Some(j) = &m.thread_join {
+            if let Some(h) = self.joined_handle(call, j.handle) {
+                threads.join_thread(h);
+            }
+        }
+        (locks, threads, ret)
+    }
+
+    /// The handle a join waits for: the lvalue its argument was read from (`t` in
+    /// `pthread_join(t, 0)`). An array slot counts only in a loop (see [`ThreadState`]).
+    fn joined_handle(&self, call: &Call<'_>, arg: usize) -> Option<Path> {
+        let SymVal::Init(p) = call.actuals.get(arg)? else {
+            return None;
+        };
+        let p = self.normalize_lock(p.clone())?;
+        if p.steps.contains(&Step::Index) && !self.joins_in_loop.contains(&call.loc) {
+            return None;
+        }
+        Some(p)
     }
 
     /// Accesses and thread creations a model performs.
@@ -216,7 +246,7 @@ impl FnAnalysis<'_> {
         s: &Summary,
         call: &Call<'_>,
         sink: &mut Option<&mut Collector>,
-    ) -> (RelativeLockset, SymVal) {
+    ) -> (RelativeLockset, ThreadState, SymVal) {
         let map = |p: &Path| self.rebind_path(st, g, p, call);
         let lock_map = |p: &Path| -> Vec<Path> {
             map(p)
@@ -225,6 +255,10 @@ impl FnAnalysis<'_> {
                 .collect()
         };
         let locks = st.locks.update(&s.lockset.rebind(lock_map));
+        let threads = st
+            .threads
+            .update(&s.threads.rebind(lock_map, &self.anonymous_thread));
+        let phase = st.threads.phase();
         let ret = self.rebind_value(st, g, &s.ret, call);
         if let Some(col) = sink.as_deref_mut() {
             let site = CallSite {
@@ -262,11 +296,11 @@ impl FnAnalysis<'_> {
                     for w in &a.witnesses {
                         let len = (w.chain.len() + 1).min(MAX_CHAIN);
                         let class = class.or(a.class);
-                        col.accesses
-                            .insert((p, l, a.kind, a.atomic), class, len, w.loc, || Witness {
-                                loc: w.loc,
-                                chain: prefixed(site, &w.chain),
-                            });
+                        let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
+                        col.accesses.insert(key, class, len, w.loc, || Witness {
+                            loc: w.loc,
+                            chain: prefixed(site, &w.chain),
+                        });
                     }
                 }
             }
@@ -281,7 +315,7 @@ impl FnAnalysis<'_> {
                 });
             }
         }
-        (locks, ret)
+        (locks, threads, ret)
     }
 
     /// RELAY's rebind (Figure 5) for one path of callee `g`: the callee's formal is replaced by

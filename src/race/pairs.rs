@@ -1,0 +1,208 @@
+//! Figure 7: pairs of guarded accesses from concurrent thread entries that may race, counted
+//! stage by stage the way Chord reports its pipeline (considered → may alias → concurrent →
+//! unlocked).
+//!
+//! Accesses are bucketed by points-to class first, so only accesses that may alias are ever
+//! compared.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::entries::ThreadEntry;
+use crate::ir::types::RecordKind;
+use crate::ir::{FuncId, Loc};
+use crate::link::Program;
+use crate::models::LockMode;
+use crate::summary::{AccessKind, AccessView, Path, Phase, Root, Step, Summaries};
+
+/// One side of a warning: an access performed by a thread entry (possibly in a callee).
+#[derive(Clone, Debug)]
+pub struct Side<'a> {
+    pub entry: FuncId,
+    pub access: AccessView<'a>,
+}
+
+/// Two accesses that may race, before filters.
+#[derive(Clone, Debug)]
+pub struct Pair<'a> {
+    pub first: Side<'a>,
+    pub second: Side<'a>,
+}
+
+/// Chord-style counts of the pair stages.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PairStats {
+    pub entries: usize,
+    /// Buckets (points-to classes) holding accesses of some entry.
+    pub buckets: usize,
+    /// Same bucket, concurrent entries, at least one write.
+    pub considered: usize,
+    /// … whose lvalues may alias.
+    pub may_alias: usize,
+    /// … not ordered by `main`'s thread creations and joins.
+    pub concurrent: usize,
+    /// … not both atomic and not protected by a common lock: the races.
+    pub unlocked: usize,
+}
+
+/// The key accesses are bucketed by: their class, or their path when it has none.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Bucket {
+    Class(u32),
+    Path(Path),
+}
+
+/// All racing pairs between the entries, one per pair of access locations, sorted.
+pub fn racing_pairs<'a>(
+    program: &Program,
+    sums: &'a Summaries,
+    entries: &[ThreadEntry],
+) -> (Vec<Pair<'a>>, PairStats) {
+    let mut stats = PairStats {
+        entries: entries.len(),
+        ..Default::default()
+    };
+    let mut buckets: BTreeMap<Bucket, Vec<(usize, AccessView<'a>)>> = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        let Some(s) = sums.get(e.func) else { continue };
+        for a in s.accesses() {
+            let key = match a.class {
+                Some(c) => Bucket::Class(c),
+                None => Bucket::Path(a.path.clone()),
+            };
+            buckets.entry(key).or_default().push((i, a));
+        }
+    }
+    stats.buckets = buckets.len();
+    let mut found: BTreeMap<(Loc, Loc), Pair<'a>> = BTreeMap::new();
+    for items in buckets.values() {
+        for_each_candidate(items, |(ei, a), (ej, b)| {
+            let Some(pair) = check(program, entries, (ei, a), (ej, b), &mut stats) else {
+                return;
+            };
+            let key = (
+                pair.first.access.witness().loc,
+                pair.second.access.witness().loc,
+            );
+            found.entry(key).or_insert(pair);
+        });
+    }
+    (found.into_values().collect(), stats)
+}
+
+/// Calls `f` on every unordered pair of one bucket's accesses (an access with itself too).
+/// In the default field-based points-to mode a class holds one member of one record, so
+/// buckets are already small; member-level grouping would lose RELAY's "different records may
+/// alias through casts".
+fn for_each_candidate<'a>(
+    items: &[(usize, AccessView<'a>)],
+    mut f: impl FnMut((usize, AccessView<'a>), (usize, AccessView<'a>)),
+) {
+    for (x, &a) in items.iter().enumerate() {
+        for &b in &items[x..] {
+            f(a, b);
+        }
+    }
+}
+
+/// Figure 7's test for one pair, counting the stage it fails at.
+fn check<'a>(
+    program: &Program,
+    entries: &[ThreadEntry],
+    (ei, a): (usize, AccessView<'a>),
+    (ej, b): (usize, AccessView<'a>),
+    stats: &mut PairStats,
+) -> Option<Pair<'a>> {
+    let writes = a.kind == AccessKind::Write || b.kind == AccessKind::Write;
+    if !writes || !(ei != ej || entries[ei].multiple) {
+        return None;
+    }
+    stats.considered += 1;
+    if !may_alias(program, a.path, b.path) {
+        return None;
+    }
+    stats.may_alias += 1;
+    if ordered(&entries[ei], &a, &entries[ej]) || ordered(&entries[ej], &b, &entries[ei]) {
+        return None;
+    }
+    stats.concurrent += 1;
+    if (a.atomic && b.atomic) || protected(&a, &b) {
+        return None;
+    }
+    stats.unlocked += 1;
+    let x = Side {
+        entry: entries[ei].func,
+        access: a,
+    };
+    let y = Side {
+        entry: entries[ej].func,
+        access: b,
+    };
+    let key = |s: &Side<'_>| (s.access.witness().loc, s.entry);
+    let (first, second) = if key(&x) <= key(&y) { (x, y) } else { (y, x) };
+    Some(Pair { first, second })
+}
+
+/// The ordering analysis: an access of `main` before its first thread creation precedes every
+/// thread `main` (transitively) starts; one after it joined all the threads it created follows
+/// every thread that cannot outlive them.
+fn ordered(mine: &ThreadEntry, a: &AccessView<'_>, other: &ThreadEntry) -> bool {
+    mine.is_main
+        && match a.phase {
+            Phase::Before => other.main_ordered,
+            Phase::Joined => other.join_ordered,
+            Phase::Threaded => false,
+        }
+}
+
+/// Whether a lock held at both accesses keeps them apart: a lock both hold, at least one side
+/// exclusively, that names one lock in both threads. A global lock (or one reached from a
+/// global) does; a lock reached from a thread's argument or a points-to representative
+/// (`d->lock`) names a different lock in each thread — it still protects the accesses that go
+/// through the same base (`d->count`): if the two `d` differ, so do the accesses
+/// (conditional must-not-alias, Naik & Aiken POPL 2007).
+fn protected(a: &AccessView<'_>, b: &AccessView<'_>) -> bool {
+    a.locks.plus.iter().any(|la| {
+        b.locks.plus.iter().any(|lb| {
+            la.path == lb.path
+                && (la.mode == LockMode::Exclusive || lb.mode == LockMode::Exclusive)
+                && (names_one_lock(&la.path) || same_base(&la.path, a.path, b.path))
+        })
+    })
+}
+
+/// Global locks, members of globals, locks reached from a global pointer (RELAY's assumption
+/// that the pointer is not reassigned), and pseudo-locks (`rcu`).
+fn names_one_lock(p: &Path) -> bool {
+    matches!(p.root, Root::Global(_) | Root::Pseudo(_))
+}
+
+/// The lock's base (the lock path without its trailing members) is a prefix of both accesses.
+fn same_base(lock: &Path, a: &Path, b: &Path) -> bool {
+    let members = lock
+        .steps
+        .iter()
+        .rev()
+        .take_while(|s| matches!(s, Step::Field(..)))
+        .count();
+    let base = &lock.steps[..lock.steps.len() - members];
+    let under = |p: &Path| p.root == lock.root && p.steps.starts_with(base);
+    under(a) && under(b)
+}
+
+/// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses
+/// of one class — two different variables, or two different members of one struct.
+fn may_alias(program: &Program, a: &Path, b: &Path) -> bool {
+    if let (Root::Global(x), Root::Global(y)) = (a.root, b.root) {
+        if x != y && !a.steps.contains(&Step::Deref) && !b.steps.contains(&Step::Deref) {
+            return false;
+        }
+    }
+    match (a.steps.last(), b.steps.last()) {
+        (Some(Step::Field(ra, fa)), Some(Step::Field(rb, fb))) if ra == rb && fa != fb => {
+            program.types.record(*ra).kind == RecordKind::Union
+        }
+        _ => true,
+    }
+}

@@ -1,0 +1,180 @@
+//! Thread phases (beyond RELAY; the ordering analysis of the warnings issue): which threads a
+//! function may have created and not yet joined, relative to its entry, like the relative
+//! lockset. An access records the [`Phase`] it happens in, so the race stage can tell that
+//! `main`'s accesses before its first `pthread_create`, or after it joined every thread it
+//! created, do not race with those threads.
+//!
+//! Threads are named by their handle's lvalue (`t` of `pthread_create(&t, …)` and
+//! `pthread_join(t, …)`); a thread whose handle has no name the caller understands is the
+//! anonymous handle, which no join removes. A join of an array slot (`t[i]`) inside a loop is
+//! taken to join every slot (the usual create-all / join-all loops); outside a loop it joins
+//! nothing. That is the one unsound assumption here, and it is documented in README.md.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::path::Path;
+
+/// Where an access happens with respect to the threads its entry creates.
+#[derive(
+    Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default, Serialize, Deserialize,
+)]
+pub enum Phase {
+    /// No thread created yet on any path.
+    #[default]
+    Before,
+    /// Threads were created, and every one of them has been joined on every path.
+    Joined,
+    /// Some created thread may still run.
+    Threaded,
+}
+
+/// The threads created and joined since the function's entry.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
+pub struct ThreadState {
+    /// Some thread may have been created (on some path).
+    pub spawned: bool,
+    /// Handles of threads that may have been created and not joined (∪ at merges).
+    pub live: BTreeSet<Path>,
+    /// Handles that are joined on every path and not created since (∩ at merges): a callee
+    /// that joins its caller's threads.
+    pub joined: BTreeSet<Path>,
+}
+
+impl ThreadState {
+    /// The lattice join: (∨, ∪, ∩). Returns whether `self` changed.
+    pub fn join(&mut self, other: &ThreadState) -> bool {
+        let before = (self.spawned, self.live.len(), self.joined.len());
+        self.spawned |= other.spawned;
+        self.live.extend(other.live.iter().cloned());
+        self.joined.retain(|p| other.joined.contains(p));
+        before != (self.spawned, self.live.len(), self.joined.len())
+    }
+
+    pub fn phase(&self) -> Phase {
+        if !self.live.is_empty() {
+            Phase::Threaded
+        } else if self.spawned {
+            Phase::Joined
+        } else {
+            Phase::Before
+        }
+    }
+
+    /// A thread creation whose handle is `handle`.
+    pub fn create(&mut self, handle: Path) {
+        self.spawned = true;
+        self.joined.remove(&handle);
+        self.live.insert(handle);
+    }
+
+    /// A join of the thread whose handle is `handle`.
+    pub fn join_thread(&mut self, handle: Path) {
+        self.live.remove(&handle);
+        self.joined.insert(handle);
+    }
+
+    /// The state after calling a function whose (rebound) exit state is `callee`.
+    pub fn update(&self, callee: &ThreadState) -> ThreadState {
+        let mut out = self.clone();
+        out.spawned |= callee.spawned;
+        for h in &callee.joined {
+            out.live.remove(h);
+            out.joined.insert(h.clone());
+        }
+        for h in &callee.live {
+            out.joined.remove(h);
+            out.live.insert(h.clone());
+        }
+        out
+    }
+
+    /// The callee's exit state in the caller's terms: `map` rebinds a handle (formals →
+    /// actuals). A live handle with no single name becomes `anonymous`; a joined one is dropped
+    /// (must information needs one name).
+    pub fn rebind(&self, map: impl Fn(&Path) -> Vec<Path>, anonymous: &Path) -> ThreadState {
+        let mut out = ThreadState {
+            spawned: self.spawned,
+            ..Default::default()
+        };
+        for h in &self.live {
+            let mut ps = map(h);
+            if ps.is_empty() {
+                ps.push(anonymous.clone());
+            }
+            out.live.extend(ps);
+        }
+        for h in &self.joined {
+            if let [p] = map(h).as_slice() {
+                out.joined.insert(p.clone());
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::GlobalId;
+    use crate::summary::path::Root;
+
+    fn h(i: u32) -> Path {
+        Path::new(Root::Global(GlobalId(i)))
+    }
+
+    #[test]
+    fn phases_follow_create_and_join() {
+        let mut s = ThreadState::default();
+        assert_eq!(s.phase(), Phase::Before);
+        s.create(h(1));
+        assert_eq!(s.phase(), Phase::Threaded);
+        s.join_thread(h(2));
+        assert_eq!(s.phase(), Phase::Threaded);
+        s.join_thread(h(1));
+        assert_eq!(s.phase(), Phase::Joined);
+    }
+
+    #[test]
+    fn join_is_may_live_must_joined() {
+        let mut a = ThreadState::default();
+        a.create(h(1));
+        a.join_thread(h(1));
+        let mut b = ThreadState::default();
+        b.create(h(1));
+        assert!(a.join(&b));
+        assert_eq!(a.phase(), Phase::Threaded);
+        assert!(a.joined.is_empty());
+        assert!(!a.join(&b), "idempotent");
+        let mut c = ThreadState::default();
+        c.join(&ThreadState::default());
+        assert_eq!(c.phase(), Phase::Before);
+    }
+
+    #[test]
+    fn update_applies_callee_joins_then_creations() {
+        let mut caller = ThreadState::default();
+        caller.create(h(1));
+        let mut joiner = ThreadState::default();
+        joiner.join_thread(h(1));
+        let after = caller.update(&joiner);
+        assert_eq!(after.phase(), Phase::Joined);
+        let mut spawner = ThreadState::default();
+        spawner.create(h(3));
+        assert_eq!(after.update(&spawner).phase(), Phase::Threaded);
+    }
+
+    #[test]
+    fn rebind_names_unknown_live_handles_anonymous() {
+        let mut s = ThreadState::default();
+        s.create(h(1));
+        s.join_thread(h(2));
+        let anon = h(99);
+        let r = s.rebind(|_| Vec::new(), &anon);
+        assert!(r.live.contains(&anon));
+        assert!(r.joined.is_empty());
+        let r = s.rebind(|p| vec![p.clone()], &anon);
+        assert_eq!(r, s);
+    }
+}
