@@ -20,6 +20,8 @@ enum Command {
     Callgraph(cli::callgraph::CallGraphArgs),
     /// Function summaries: relative locksets and guarded accesses (RELAY Figure 1).
     Summary(cli::summary::SummaryArgs),
+    /// Find data races: the whole pipeline, filters, and a report (text, JSON, SARIF).
+    Analyze(cli::analyze::AnalyzeArgs),
 }
 
 fn main() {
@@ -40,6 +42,7 @@ fn main() {
         Command::Ir(a) => cli::ir::run(a),
         Command::Callgraph(a) => cli::callgraph::run(a),
         Command::Summary(a) => cli::summary::run(a),
+        Command::Analyze(a) => cli::analyze::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

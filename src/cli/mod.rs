@@ -1,5 +1,6 @@
 //! Command-line interface: argument types shared by subcommands, and one module per subcommand.
 
+pub mod analyze;
 pub mod callgraph;
 pub mod ir;
 pub mod parse;

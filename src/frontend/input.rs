@@ -162,7 +162,7 @@ pub fn collect_compile_commands(path: &Path) -> Result<Vec<Input>> {
         let Some((compiler, rest)) = argv.split_first() else {
             bail!("{}: entry {i} has an empty command", path.display());
         };
-        let args = preprocessing_args(rest, &e.file);
+        let args = preprocessing_args(rest, &e.directory.join(&e.file), &e.directory);
         inputs.push(Input::Source {
             file: e.file,
             compiler: compiler.clone(),
@@ -173,8 +173,10 @@ pub fn collect_compile_commands(path: &Path) -> Result<Vec<Input>> {
     Ok(inputs)
 }
 
-/// Compile flags minus what would compile, write outputs or name the source file itself.
-fn preprocessing_args(args: &[String], file: &Path) -> Vec<String> {
+/// Compile flags minus what would compile, write outputs or name the source file itself
+/// (`file` is absolute or relative to `dir`, like the arguments: bear writes an absolute
+/// `file` and relative arguments).
+fn preprocessing_args(args: &[String], file: &Path, dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -187,7 +189,7 @@ fn preprocessing_args(args: &[String], file: &Path) -> Vec<String> {
                 || a.starts_with("-MF")
                 || a.starts_with("-Wp,-MD")
                 || a.starts_with("-Wp,-MMD") => {}
-            _ if Path::new(a) == file => {}
+            _ if dir.join(a) == file => {}
             _ => out.push(a.clone()),
         }
     }
@@ -207,7 +209,7 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         assert_eq!(
-            preprocessing_args(&args, Path::new("x.c")),
+            preprocessing_args(&args, Path::new("/src/x.c"), Path::new("/src")),
             vec!["-O2", "-Iinc", "-DX=1"]
         );
     }

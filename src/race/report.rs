@@ -1,1 +1,277 @@
-//! The report of a run, from the warnings: names, original source locations, call paths.
+//! The report of a run, from the warnings: names, original source locations (the line markers'
+//! file names), call paths from the entries, baseline keys and groups.
+
+use rustc_hash::FxHashMap;
+
+use super::{RaceStats, Side, Warning};
+use crate::ir::Loc;
+use crate::link::Program;
+use crate::pta::{Origin, PointsTo};
+use crate::report::{self, AccessSite, CallFrame, RaceWarning, Report, SourceLoc};
+use crate::summary::access::MAX_CHAIN;
+use crate::summary::print::SummaryPrinter;
+use crate::summary::{AccessKind, Path, Root, Step, Summaries};
+
+/// How warnings are grouped (Chord's two views): by the member accessed, or by the object.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Group {
+    /// `struct s.f`: every warning on one member of one struct type together.
+    #[default]
+    Field,
+    /// The object (a variable, or a points-to representative): all its members together.
+    Object,
+}
+
+/// Builds reports; caches representative names.
+pub struct ReportBuilder<'a> {
+    pub program: &'a Program,
+    pub pta: &'a PointsTo,
+    pub summaries: &'a Summaries,
+    pub entries: &'a [super::ThreadEntry],
+    pub group: Group,
+    rep_names: std::cell::RefCell<FxHashMap<u32, String>>,
+}
+
+impl<'a> ReportBuilder<'a> {
+    pub fn new(
+        program: &'a Program,
+        pta: &'a PointsTo,
+        summaries: &'a Summaries,
+        entries: &'a [super::ThreadEntry],
+        group: Group,
+    ) -> Self {
+        ReportBuilder {
+            program,
+            pta,
+            summaries,
+            entries,
+            group,
+            rep_names: Default::default(),
+        }
+    }
+
+    /// The report: warnings (filtered ones only if `show_filtered`) sorted by group, then
+    /// location; the run statistics from `stats`.
+    pub fn build(
+        &self,
+        warnings: &[Warning<'_>],
+        stats: &RaceStats,
+        show_filtered: bool,
+    ) -> Report {
+        let mut out: Vec<RaceWarning> = warnings
+            .iter()
+            .filter(|w| show_filtered || w.filtered_by.is_empty())
+            .map(|w| self.warning(w))
+            .collect();
+        out.sort_by(|a, b| {
+            let loc = |w: &RaceWarning| {
+                w.accesses
+                    .iter()
+                    .map(|s| s.location.clone())
+                    .collect::<Vec<_>>()
+            };
+            (&a.group, loc(a), &a.key).cmp(&(&b.group, loc(b), &b.key))
+        });
+        let reported = out.iter().filter(|w| w.filtered_by.is_empty()).count();
+        Report {
+            schema_version: report::SCHEMA_VERSION,
+            tool: "relay".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            warnings: out,
+            stats: report::RunStats {
+                functions: self.program.functions.len(),
+                thread_entries: self.entries.len(),
+                pairs_considered: stats.pairs.considered,
+                pairs_may_alias: stats.pairs.may_alias,
+                pairs_concurrent: stats.pairs.concurrent,
+                pairs_unlocked: stats.pairs.unlocked,
+                warnings_before_filters: stats.before_filters,
+                filters: stats
+                    .filters
+                    .iter()
+                    .map(|f| report::FilterStat {
+                        name: f.filter.to_string(),
+                        enabled: f.enabled,
+                        removed: f.removed,
+                        remaining: f.remaining,
+                    })
+                    .collect(),
+                warnings_reported: reported,
+                baseline_suppressed: 0,
+                times: Vec::new(),
+            },
+        }
+    }
+
+    fn warning(&self, w: &Warning<'_>) -> RaceWarning {
+        let first = self.site(&w.first);
+        let second = self.site(&w.second);
+        let lvalue = first.lvalue.clone();
+        // Sides ordered by their text (not by line) so that edits elsewhere keep the key.
+        let mut sides = [
+            format!("{}/{}/{:?}", first.entry, first.function, first.kind),
+            format!("{}/{}/{:?}", second.entry, second.function, second.kind),
+        ];
+        sides.sort();
+        let key = format!("{}|{}|{}|{}", lvalue, second.lvalue, sides[0], sides[1]);
+        let mut notes = Vec::new();
+        for s in [&w.first, &w.second] {
+            if self.summaries.get(s.entry).is_some_and(|x| x.coarsened) {
+                notes.push(format!(
+                    "the summary of {} was widened for size: the locks shown for its accesses \
+                     are those held at every access of the same lvalue",
+                    self.program.function_name(s.entry)
+                ));
+            }
+        }
+        notes.dedup();
+        RaceWarning {
+            key,
+            group: self.group_of(&w.first),
+            lvalue,
+            accesses: vec![first, second],
+            filtered_by: w.filtered_by.iter().map(|f| f.name().to_string()).collect(),
+            notes,
+        }
+    }
+
+    fn site(&self, s: &Side<'_>) -> AccessSite {
+        let printer = SummaryPrinter {
+            program: self.program,
+            func: s.entry,
+        };
+        let rep = |c: u32| self.rep_name(c);
+        let a = &s.access;
+        let w = a.witness();
+        let entry = self.program.function_name(s.entry).to_string();
+        let mut caller = entry.clone();
+        let call_path: Vec<CallFrame> = w
+            .chain
+            .iter()
+            .map(|c| {
+                let callee = self.program.function_name(c.callee).to_string();
+                CallFrame {
+                    caller: std::mem::replace(&mut caller, callee.clone()),
+                    callee,
+                    location: self.loc(c.loc),
+                }
+            })
+            .collect();
+        AccessSite {
+            lvalue: printer.path_with(a.path, &rep),
+            kind: match a.kind {
+                AccessKind::Read => report::AccessKind::Read,
+                AccessKind::Write => report::AccessKind::Write,
+            },
+            atomic: a.atomic,
+            location: self.loc(w.loc),
+            function: caller,
+            entry,
+            entry_multiple: self.entries.iter().any(|e| e.func == s.entry && e.multiple),
+            locks: a
+                .locks
+                .plus
+                .iter()
+                .map(|l| {
+                    let p = printer.path_with(&l.path, &rep);
+                    match l.mode {
+                        crate::models::LockMode::Exclusive => p,
+                        crate::models::LockMode::Shared => format!("{p} (read)"),
+                    }
+                })
+                .collect(),
+            call_path_truncated: w.chain.len() >= MAX_CHAIN,
+            call_path,
+        }
+    }
+
+    fn loc(&self, l: Loc) -> SourceLoc {
+        SourceLoc {
+            file: self
+                .program
+                .files
+                .get(l.file as usize)
+                .cloned()
+                .unwrap_or_default(),
+            line: l.line,
+            col: l.col,
+        }
+    }
+
+    /// `struct s.f` for a member access, the object otherwise (`--group field`); the object
+    /// the lvalue lives in (`--group object`).
+    fn group_of(&self, s: &Side<'_>) -> String {
+        let path = s.access.path;
+        let printer = SummaryPrinter {
+            program: self.program,
+            func: s.entry,
+        };
+        let rep = |c: u32| self.rep_name(c);
+        let object = || {
+            let cut = path
+                .steps
+                .iter()
+                .rposition(|st| *st == Step::Deref)
+                .map_or(0, |i| i + 1);
+            let base = Path {
+                root: path.root,
+                steps: path.steps[..cut].to_vec(),
+            };
+            printer.path_with(&base, &rep)
+        };
+        match (self.group, path.steps.last()) {
+            (Group::Field, Some(Step::Field(r, f))) => {
+                let rec = self.program.types.record(*r);
+                let tag = rec.tag.map_or("<anonymous>", |t| self.program.names.get(t));
+                format!("{:?} {tag}.{}", rec.kind, self.program.names.get(*f)).to_lowercase()
+            }
+            (Group::Field, _) if matches!(path.root, Root::Global(_)) && path.steps.is_empty() => {
+                printer.path_with(path, &rep)
+            }
+            _ => object(),
+        }
+    }
+
+    /// A representative named after what it stands for: `counter`, `heap@f:12`, or
+    /// `{a, b, +3}`.
+    fn rep_name(&self, c: u32) -> String {
+        if let Some(n) = self.rep_names.borrow().get(&c) {
+            return n.clone();
+        }
+        let members = self.pta.class_members(c);
+        let mut names: Vec<String> = members
+            .iter()
+            .filter_map(|o| self.origin_name(*o))
+            .collect();
+        names.sort();
+        names.dedup();
+        let name = match names.len() {
+            0 => format!("rep#{c}"),
+            1 => names.remove(0),
+            n => format!("{{{}, {}, +{}}}", names[0], names[1], n - 2),
+        };
+        self.rep_names.borrow_mut().insert(c, name.clone());
+        name
+    }
+
+    fn origin_name(&self, o: Origin) -> Option<String> {
+        let p = self.program;
+        Some(match o {
+            Origin::Global(g) => p.global_name(g),
+            Origin::Local(f, l) => {
+                let body = p.functions[f.index()].body.as_ref()?;
+                let local = body.locals.get(l.index())?;
+                format!("{}:{}", p.function_name(f), p.names.get(local.name))
+            }
+            Origin::Alloc(f, l) => format!("heap@{}:{}", p.function_name(f), l.line),
+            Origin::Field(r, n) => {
+                let rec = p.types.record(r);
+                let tag = rec.tag.map_or("<anonymous>", |t| p.names.get(t));
+                format!("{tag}.{}", p.names.get(n))
+            }
+            Origin::Return(_) | Origin::Function(_) | Origin::Str(_) | Origin::Fresh => {
+                return None
+            }
+        })
+    }
+}
