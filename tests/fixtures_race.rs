@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use common::program_of;
 use relay::models::Models;
 use relay::pipeline;
+use relay::race::FilterConfig;
 
 /// Fixtures whose annotations need a later stage, and why.
 const PENDING: &[(&str, &str)] = &[];
@@ -52,12 +53,38 @@ fn annotations(text: &str) -> Vec<(u32, Expect)> {
         .collect()
 }
 
+/// A fixture's `// relay-args:` line: the `relay analyze` options it needs (`--filter`,
+/// `--filter-k`, `--entry`, `--entry-roots`).
+fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
+    let mut options = pipeline::Options::default();
+    let mut filters = FilterConfig::default();
+    let Some(line) = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("// relay-args:"))
+    else {
+        return (options, filters);
+    };
+    let mut words = line.split_whitespace();
+    while let Some(w) = words.next() {
+        let mut value = || words.next().unwrap_or_else(|| panic!("{w} needs a value"));
+        match w {
+            "--filter" => filters.apply_setting(value()).unwrap(),
+            "--filter-k" => filters.k = value().parse().unwrap(),
+            "--entry" => options.entries.names.push(value().to_string()),
+            "--entry-roots" => options.entries.roots = true,
+            _ => panic!("relay-args: unsupported option {w}"),
+        }
+    }
+    (options, filters)
+}
+
 /// The annotation failures of one fixture, one line each.
 fn check(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let program = program_of(path);
-    let analysis = pipeline::analyze(&program, Models::builtin_ref(), &Default::default())
-        .expect("no --entry options");
+    let (options, filters) = fixture_options(&text);
+    let analysis = pipeline::analyze(&program, Models::builtin_ref(), &options)
+        .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
     let file_name = path.file_name().unwrap().to_str().unwrap();
     let in_fixture = |file: u32| {
         program
@@ -66,7 +93,7 @@ fn check(path: &Path) -> Vec<String> {
             .is_some_and(|f| f.ends_with(file_name))
     };
     let mut racy_lines = BTreeSet::new();
-    let (warnings, _) = analysis.warnings(&program, &Default::default());
+    let (warnings, _) = analysis.warnings(&program, &filters);
     for w in warnings.iter().filter(|w| w.filtered_by.is_empty()) {
         for side in [&w.first, &w.second] {
             for w in side.access.witnesses {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::callgraph::CallGraph;
 use crate::ir::FuncId;
 use crate::link::Program;
-use crate::summary::Summaries;
+use crate::summary::{Path, Root, Summaries};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadEntry {
@@ -21,6 +21,9 @@ pub struct ThreadEntry {
     /// `main_ordered`, and every entry that starts it joins all its threads before it ends:
     /// once `main` has joined every thread it created, this one has finished too.
     pub join_ordered: bool,
+    /// The one global object every creation passes as the thread's argument (`&dev_c`), if
+    /// they agree: the entry's `arg->lock` is then one lock in all its instances.
+    pub arg: Option<Path>,
 }
 
 /// Finds the entries: `main` (if defined) and `extra` are roots; so is every defined function
@@ -51,6 +54,8 @@ pub fn thread_entries(
         sites: BTreeSet<crate::ir::Loc>,
         multiple: bool,
         starters: BTreeSet<FuncId>,
+        /// `None` once two creations disagree or one has no known global argument.
+        arg: Option<Option<Path>>,
     }
     let mut started: BTreeMap<FuncId, Starts> = BTreeMap::new();
     let record = |from: FuncId, from_multiple: bool, started: &mut BTreeMap<FuncId, Starts>| {
@@ -60,6 +65,12 @@ pub fn thread_entries(
                 let st = started.entry(f).or_default();
                 st.sites.insert(sp.loc);
                 st.starters.insert(from);
+                let global = sp.arg.clone().filter(|p| matches!(p.root, Root::Global(_)));
+                st.arg = match st.arg.take() {
+                    None => Some(global),
+                    Some(a) if a == global => Some(a),
+                    Some(_) => Some(None),
+                };
                 st.multiple |= sp.in_loop || sp.paths > 1 || from_multiple;
             }
         }
@@ -101,6 +112,7 @@ pub fn thread_entries(
             is_main: Some(func) == main,
             main_ordered: main_ordered.contains(&func),
             join_ordered: join_ordered.contains(&func) && main_ordered.contains(&func),
+            arg: started[&func].arg.clone().flatten(),
         })
         .collect();
     let root = |func: FuncId, is_main: bool| ThreadEntry {
@@ -109,6 +121,7 @@ pub fn thread_entries(
         is_main,
         main_ordered: false,
         join_ordered: false,
+        arg: None,
     };
     if let Some(m) = main {
         if !out.iter().any(|e| e.func == m) {

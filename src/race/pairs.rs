@@ -127,7 +127,7 @@ fn check<'a>(
         return None;
     }
     stats.concurrent += 1;
-    if (a.atomic && b.atomic) || protected(&a, &b) {
+    if (a.atomic && b.atomic) || protected((&entries[ei], &a), (&entries[ej], &b)) {
         return None;
     }
     stats.unlocked += 1;
@@ -162,14 +162,31 @@ fn ordered(mine: &ThreadEntry, a: &AccessView<'_>, other: &ThreadEntry) -> bool 
 /// (`d->lock`) names a different lock in each thread — it still protects the accesses that go
 /// through the same base (`d->count`): if the two `d` differ, so do the accesses
 /// (conditional must-not-alias, Naik & Aiken POPL 2007).
-fn protected(a: &AccessView<'_>, b: &AccessView<'_>) -> bool {
+///
+/// A lock reached from the thread's argument, when every creation passes the same global
+/// object, is that object's lock in every instance of the entry.
+fn protected(
+    (ea, a): (&ThreadEntry, &AccessView<'_>),
+    (eb, b): (&ThreadEntry, &AccessView<'_>),
+) -> bool {
     a.locks.plus.iter().any(|la| {
         b.locks.plus.iter().any(|lb| {
-            la.path == lb.path
-                && (la.mode == LockMode::Exclusive || lb.mode == LockMode::Exclusive)
-                && (names_one_lock(&la.path) || same_base(&la.path, a.path, b.path))
+            let exclusive = la.mode == LockMode::Exclusive || lb.mode == LockMode::Exclusive;
+            let (ra, rb) = (instantiate(&la.path, ea), instantiate(&lb.path, eb));
+            exclusive
+                && ((ra == rb && names_one_lock(&ra))
+                    || (la.path == lb.path && same_base(&la.path, a.path, b.path)))
         })
     })
+}
+
+/// A path of the entry's summary with the thread argument (`Formal(0)` dereferenced) replaced
+/// by the global object every creation passes, when there is one.
+fn instantiate(p: &Path, e: &ThreadEntry) -> Path {
+    match (&e.arg, p.root, p.steps.first()) {
+        (Some(arg), Root::Formal(0), Some(Step::Deref)) => arg.extended(&p.steps[1..]),
+        _ => p.clone(),
+    }
 }
 
 /// Global locks, members of globals, locks reached from a global pointer (RELAY's assumption

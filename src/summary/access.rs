@@ -247,4 +247,8 @@ pub struct Spawn {
     pub paths: u8,
     /// The shortest call chain to the creation site.
     pub chain: Vec<CallSite>,
+    /// The one object the thread's argument points to, when every path agrees on it (in the
+    /// summarised function's terms): lets the race stage name `arg->lock` in the thread.
+    #[serde(default)]
+    pub arg: Option<Path>,
 }

@@ -229,12 +229,17 @@ impl FnAnalysis<'_> {
                     .map(|e| self.ctx.pta.call_targets(self.func, e))
                     .unwrap_or_default(),
             };
+            let arg = t.arg.and_then(|i| match self.pointee(st, call, i, Self::normalize_lock) {
+                (mut ps, true) => ps.pop(),
+                _ => None,
+            });
             col.spawns.push(Spawn {
                 start,
                 loc: call.loc,
                 in_loop: self.in_cycle(col.block),
                 paths: 1,
                 chain: Vec::new(),
+                arg,
             });
         }
     }
@@ -312,6 +317,10 @@ impl FnAnalysis<'_> {
                     in_loop: sp.in_loop || in_loop,
                     paths: sp.paths,
                     chain: prefixed(site, &sp.chain),
+                    arg: sp.arg.as_ref().and_then(|p| match lock_map(p).as_slice() {
+                        [q] => Some(q.clone()),
+                        _ => None,
+                    }),
                 });
             }
         }
@@ -412,6 +421,9 @@ pub(super) fn merge_spawns(mut spawns: Vec<Spawn>) -> Vec<Spawn> {
         match out.last_mut() {
             Some(last) if last.start == sp.start && last.loc == sp.loc => {
                 last.in_loop |= sp.in_loop;
+                if last.arg != sp.arg {
+                    last.arg = None;
+                }
                 last.paths = last.paths.saturating_add(sp.paths).min(2);
             }
             _ => out.push(sp),
