@@ -5,7 +5,19 @@
 //! regenerated from a saved analysis without re-running it. The model is the JSON schema
 //! (documented in README.md): change a field, bump [`SCHEMA_VERSION`].
 
+pub mod baseline;
+pub mod json;
+#[cfg(test)]
+mod sample;
+pub mod sarif;
+pub mod text;
+
+use std::io::{self, Write};
+
 use serde::{Deserialize, Serialize};
+
+pub use baseline::Baseline;
+pub use text::SourceCache;
 
 /// Version of the JSON report schema.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -116,4 +128,77 @@ pub struct FilterStat {
     pub removed: usize,
     /// Warnings left after it.
     pub remaining: usize,
+}
+
+/// An output format for [`render`] (`--format`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Format {
+    /// One compiler-like diagnostic per warning ([`text::render_text`]).
+    #[default]
+    Text,
+    /// The report model as versioned JSON ([`json::render_json`]).
+    Json,
+    /// SARIF 2.1.0 ([`sarif::render_sarif`]).
+    Sarif,
+}
+
+impl Format {
+    /// The name on the command line: `text`, `json`, `sarif`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            "sarif" => Ok(Format::Sarif),
+            _ => Err(format!(
+                "unknown report format `{s}` (expected text, json or sarif)"
+            )),
+        }
+    }
+}
+
+/// Writes `report` in `format`. `sources` is only read by the text format (source snippets).
+/// The text format does not include the run summary ([`text::render_summary`]).
+pub fn render(
+    report: &Report,
+    format: Format,
+    sources: &mut SourceCache,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Text => text::render_text(report, sources, out),
+        Format::Json => json::render_json(report, out),
+        Format::Sarif => sarif::render_sarif(report, out),
+    }
+}
+
+impl Report {
+    /// The warnings no filter removed.
+    pub fn reported(&self) -> impl Iterator<Item = &RaceWarning> {
+        self.warnings.iter().filter(|w| w.is_reported())
+    }
+}
+
+impl RaceWarning {
+    /// No filter removed this warning.
+    pub fn is_reported(&self) -> bool {
+        self.filtered_by.is_empty()
+    }
 }
