@@ -275,11 +275,19 @@ impl PointsTo {
         seen
     }
 
-    /// Classes that may be shared between threads: reachable from a global or from a value
-    /// passed to a thread start routine.
+    /// Classes that may be shared between threads: reachable from a global, from a value
+    /// passed to a thread start routine, or — in the field-based mode, where one node stands
+    /// for a member of every object of its struct type, globals' members included — from a
+    /// struct member (`reg.cur = s` publishes `s`).
     pub fn escaping(&self) -> rustc_hash::FxHashSet<u32> {
         let globals = (0..(self.func_base - self.global_base)).map(|g| self.global_base + g);
-        self.reachable_from(globals.chain(self.thread_args.iter().copied()))
+        let members = (0..self.origin.len() as u32)
+            .filter(|&n| matches!(self.origin[n as usize], Origin::Field(..)));
+        self.reachable_from(
+            globals
+                .chain(self.thread_args.iter().copied())
+                .chain(members),
+        )
     }
 
     pub fn origin(&self, node: u32) -> Origin {

@@ -20,7 +20,6 @@ use crate::ir::FuncId;
 use crate::link::Program;
 use crate::pta::{Origin, PointsTo};
 use crate::summary::path::Classes;
-use crate::summary::Step;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Filter {
@@ -207,13 +206,7 @@ impl<'a> Filters<'a> {
             pta: self.ctx.pta,
             func: s.entry,
         };
-        if s.access.path.steps.contains(&Step::Deref) {
-            classes.object_class(s.access.path)
-        } else {
-            s.access
-                .class
-                .or_else(|| classes.object_class(s.access.path))
-        }
+        classes.object_class(s.access.path).or(s.access.class)
     }
 
     fn repr_size(&self, s: &Side<'_>) -> usize {

@@ -22,6 +22,7 @@ use crate::ir::*;
 use crate::schedule::Lookup;
 
 mod call;
+mod fresh;
 use call::merge_spawns;
 
 /// The dataflow state: tracked locals' values and the relative lockset.
@@ -33,6 +34,8 @@ pub struct State {
     env: BTreeMap<LocalId, SymVal>,
     pub locks: RelativeLockset,
     pub threads: ThreadState,
+    /// Tracked locals holding the only pointer to an object allocated here (see `fresh.rs`).
+    fresh: std::collections::BTreeSet<LocalId>,
 }
 
 impl JoinSemiLattice for State {
@@ -46,6 +49,9 @@ impl JoinSemiLattice for State {
         }
         let mut changed = self.locks.join(&other.locks);
         changed |= self.threads.join(&other.threads);
+        let fresh = self.fresh.len();
+        self.fresh.retain(|l| other.fresh.contains(l));
+        changed |= fresh != self.fresh.len();
         // A key missing on one side is ⊥ there (formals start as `init(x)` in the entry state).
         for (l, v) in &other.env {
             match self.env.get_mut(l) {
@@ -442,6 +448,9 @@ impl<'a> FnAnalysis<'a> {
                 return;
             }
         }
+        if self.through_fresh(st, lv) {
+            return;
+        }
         let atomic = self.is_atomic(lv);
         let class = || self.ctx.pta.lval_class(self.func, lv);
         for p in self.lval_paths(st, lv) {
@@ -582,6 +591,7 @@ impl<'a> FnAnalysis<'a> {
                 }
             }
         }
+        self.update_fresh(st, instr);
     }
 
     fn assign(&self, st: &mut State, dst: &Lval, v: SymVal) {
@@ -624,6 +634,7 @@ impl Analysis for FnAnalysis<'_> {
             env: BTreeMap::new(),
             locks: RelativeLockset::default(),
             threads: ThreadState::default(),
+            fresh: Default::default(),
         }
     }
 
@@ -644,6 +655,7 @@ impl Analysis for FnAnalysis<'_> {
             env,
             locks: RelativeLockset::default(),
             threads: ThreadState::default(),
+            fresh: Default::default(),
         }
     }
 

@@ -199,6 +199,9 @@ impl FnAnalysis<'_> {
     /// Accesses and thread creations a model performs.
     fn model_accesses(&self, st: &State, m: &Model, call: &Call<'_>, col: &mut Collector) {
         let mut touch = |i: usize, kind: AccessKind, atomic: bool| {
+            if call.args.get(i).is_some_and(|a| self.fresh_pointer(st, a)) {
+                return;
+            }
             let class = || {
                 call.args
                     .get(i)
@@ -229,10 +232,12 @@ impl FnAnalysis<'_> {
                     .map(|e| self.ctx.pta.call_targets(self.func, e))
                     .unwrap_or_default(),
             };
-            let arg = t.arg.and_then(|i| match self.pointee(st, call, i, Self::normalize_lock) {
-                (mut ps, true) => ps.pop(),
-                _ => None,
-            });
+            let arg = t
+                .arg
+                .and_then(|i| match self.pointee(st, call, i, Self::normalize_lock) {
+                    (mut ps, true) => ps.pop(),
+                    _ => None,
+                });
             col.spawns.push(Spawn {
                 start,
                 loc: call.loc,
