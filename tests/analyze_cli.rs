@@ -1,0 +1,148 @@
+//! `relay analyze` end to end: exit codes, the three formats, filters, baselines, and
+//! deterministic output for any `-j`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/race")
+        .join(name)
+}
+
+fn relay(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_relay"))
+        .arg("analyze")
+        .arg("-q")
+        .args(args)
+        .output()
+        .expect("relay runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    let out = relay(&all);
+    serde_json::from_slice(&out.stdout).expect("a JSON report")
+}
+
+#[test]
+fn exit_codes_follow_the_warnings() {
+    let racy = fixture("main_after_join.c");
+    let out = relay(&[racy.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("warning[data-race]: `during`"), "{text}");
+    assert!(text.contains("main_after_join.c:16:5"), "{text}");
+    assert!(
+        !text.contains("`result`"),
+        "read after the join is ordered: {text}"
+    );
+
+    let out = relay(&[racy.to_str().unwrap(), "--entry", "no_such_function"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no_such_function"));
+
+    let out = relay(&[racy.to_str().unwrap(), "--filter", "bogus=on"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn json_and_sarif_describe_the_same_warnings() {
+    let f = fixture("relay_figure13.c");
+    let report = json(&[f.to_str().unwrap()]);
+    assert_eq!(report["schema_version"], 1);
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(!warnings.is_empty());
+    assert_eq!(
+        report["stats"]["warnings_reported"].as_u64(),
+        Some(warnings.len() as u64)
+    );
+    for w in warnings {
+        assert_eq!(w["accesses"].as_array().unwrap().len(), 2);
+    }
+
+    let out = relay(&["--format", "sarif", f.to_str().unwrap()]);
+    let sarif: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), warnings.len());
+    for r in results {
+        assert!(r["ruleId"].as_str().unwrap().contains("race"));
+        assert!(r["locations"][0]["physicalLocation"]["region"]["startLine"].is_u64());
+        assert_eq!(r["relatedLocations"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            r["codeFlows"][0]["threadFlows"].as_array().unwrap().len(),
+            2
+        );
+    }
+}
+
+#[test]
+fn filters_are_counted_and_shown_on_request() {
+    let f = fixture("unlikely_aliasing_large_repr.c");
+    let f = f.to_str().unwrap();
+    let plain = json(&[f]);
+    let filtered = json(&[f, "--filter", "large-repr=on"]);
+    let shown = json(&[f, "--filter", "large-repr=on", "--show-filtered"]);
+    let reported = |r: &serde_json::Value| r["stats"]["warnings_reported"].as_u64().unwrap();
+    assert!(reported(&filtered) < reported(&plain));
+    let removed = filtered["stats"]["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "large-repr")
+        .unwrap()["removed"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(reported(&filtered) + removed, reported(&plain));
+    let marked = shown["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["filtered_by"][0] == "large-repr")
+        .count() as u64;
+    assert_eq!(marked, removed);
+}
+
+#[test]
+fn baseline_hides_known_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("baseline.json");
+    let f = fixture("thread_pool.c");
+    let f = f.to_str().unwrap();
+    let out = relay(&[f, "--write-baseline", base.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = relay(&[f, "--baseline", base.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = relay(&[
+        f,
+        "--baseline",
+        dir.path().join("missing").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn output_is_identical_for_any_job_count() {
+    let f = fixture("entry_multiplicity.c");
+    let f = f.to_str().unwrap();
+    let one = relay(&["-j1", "--format", "sarif", f]);
+    let two = relay(&["-j2", "--format", "sarif", f]);
+    let strip_times = |o: &Output| {
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["runs"][0]["properties"]["stats"]["times"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(strip_times(&one), strip_times(&two));
+}
