@@ -225,6 +225,7 @@ impl<'a> FnAnalysis<'a> {
         Summary {
             lockset,
             threads: self.exported_threads(threads),
+            formal_escapes: self.formal_escapes(),
             ret,
             accesses,
             tables,

@@ -59,6 +59,9 @@ pub struct Summary {
     /// Threads created and joined, at the exit (relative to the entry).
     #[serde(default)]
     pub threads: ThreadState,
+    /// Per formal: its value may escape (stored, returned, passed on to something keeping it).
+    #[serde(default)]
+    pub formal_escapes: Vec<bool>,
     /// The dataflow needed widening (a loop did not stabilise within the bound).
     pub widened: bool,
     /// The function has a model; its body (if any) was not analysed.
@@ -94,6 +97,7 @@ impl Summary {
         };
         self.lockset == other.lockset
             && self.threads == other.threads
+            && self.formal_escapes == other.formal_escapes
             && self.ret == other.ret
             && self.modelled == other.modelled
             && self.accesses.len() == other.accesses.len()

@@ -258,6 +258,13 @@ impl FnAnalysis<'_> {
         sink: &mut Option<&mut Collector>,
     ) -> (RelativeLockset, ThreadState, SymVal) {
         let map = |p: &Path| self.rebind_path(st, g, p, call);
+        // Arguments that are fresh objects the callee does not let escape: its accesses
+        // through them are not shared.
+        let private: Vec<bool> = (0..call.args.len())
+            .map(|j| {
+                s.formal_escapes.get(j) == Some(&false) && self.fresh_pointer(st, &call.args[j])
+            })
+            .collect();
         let lock_map = |p: &Path| -> Vec<Path> {
             map(p)
                 .into_iter()
@@ -281,6 +288,11 @@ impl FnAnalysis<'_> {
                 .paths
                 .iter()
                 .map(|p| {
+                    if let Root::Formal(j) = p.root {
+                        if private.get(j as usize) == Some(&true) {
+                            return Vec::new();
+                        }
+                    }
                     map(p)
                         .into_iter()
                         .filter_map(|q| self.normalize(q))

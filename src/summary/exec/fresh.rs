@@ -12,9 +12,9 @@ use super::{FnAnalysis, State};
 use crate::ir::*;
 
 impl FnAnalysis<'_> {
-    /// Updates the fresh locals after `instr` (whose accesses were recorded with the state
-    /// before it).
-    pub(super) fn update_fresh(&self, st: &mut State, instr: &Instr) {
+    /// The locals whose value `instr` lets escape, and whether it allocates into its
+    /// destination.
+    fn escapes(&self, instr: &Instr) -> (Vec<LocalId>, bool) {
         let mut escaped = Vec::new();
         let mut allocates = false;
         match instr {
@@ -25,15 +25,22 @@ impl FnAnalysis<'_> {
             Instr::Call {
                 dst, callee, args, ..
             } => {
-                let model = match callee {
-                    Expr::Func(FuncRef::Linked(g)) => self.ctx.model(*g),
+                let g = match callee {
+                    Expr::Func(FuncRef::Linked(g)) => Some(*g),
                     _ => None,
                 };
-                let keeps = model.is_some_and(|m| m.thread_create.is_none());
+                let model = g.and_then(|g| self.ctx.model(g));
                 allocates = model.is_some_and(|m| m.alloc.is_some());
+                // A model keeps its arguments (thread creation excepted); a summarised callee
+                // keeps those of its formals that do not escape in it.
+                let keeps = |j: usize| match (model, g.and_then(|g| self.callees.get(g))) {
+                    (Some(m), _) => m.thread_create.is_none(),
+                    (None, Some(s)) => s.formal_escapes.get(j) == Some(&false),
+                    (None, None) => false,
+                };
                 value_uses(callee, false, &mut escaped);
-                for a in args {
-                    value_uses(a, keeps, &mut escaped);
+                for (j, a) in args.iter().enumerate() {
+                    value_uses(a, keeps(j), &mut escaped);
                 }
                 if let Some(d) = dst {
                     lval_uses(d, &mut escaped);
@@ -50,6 +57,41 @@ impl FnAnalysis<'_> {
                 }
             }
         }
+        (escaped, allocates)
+    }
+
+    /// For each formal, whether its value may escape the function (stored, passed on to
+    /// something that keeps it, returned): flow-insensitive. A caller's fresh object passed to
+    /// a formal that does not escape stays fresh, and the callee's accesses through it are
+    /// not shared.
+    pub(super) fn formal_escapes(&self) -> Vec<bool> {
+        let mut escaped = Vec::new();
+        for block in &self.body.blocks {
+            for instr in &block.instrs {
+                escaped.extend(self.escapes(instr).0);
+            }
+            if let Terminator::Return { value: Some(v), .. } = &block.term {
+                value_uses(v, false, &mut escaped);
+            }
+        }
+        self.body
+            .params
+            .iter()
+            .map(|p| {
+                let tracked = self
+                    .body
+                    .locals
+                    .get(p.index())
+                    .is_some_and(|l| !l.flags.address_taken);
+                !tracked || escaped.contains(p)
+            })
+            .collect()
+    }
+
+    /// Updates the fresh locals after `instr` (whose accesses were recorded with the state
+    /// before it).
+    pub(super) fn update_fresh(&self, st: &mut State, instr: &Instr) {
+        let (escaped, allocates) = self.escapes(instr);
         if st.fresh.is_empty() && !allocates {
             return;
         }
