@@ -223,3 +223,122 @@ fn may_alias(program: &Program, a: &Path, b: &Path) -> bool {
         _ => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::types::RecordId;
+    use crate::ir::{GlobalId, Name};
+    use crate::summary::Lock;
+
+    fn field(n: u32) -> Step {
+        Step::Field(RecordId(0), Name(n))
+    }
+    /// `arg->f<n>` in a thread entry.
+    fn arg_member(n: u32) -> Path {
+        Path::new(Root::Formal(0)).with(Step::Deref).with(field(n))
+    }
+    fn entry(arg: Option<Path>) -> ThreadEntry {
+        ThreadEntry {
+            func: FuncId(0),
+            multiple: true,
+            is_main: false,
+            main_ordered: false,
+            join_ordered: false,
+            arg,
+        }
+    }
+    fn lockset(locks: &[Path]) -> crate::summary::RelativeLockset {
+        let mut l = crate::summary::RelativeLockset::default();
+        for p in locks {
+            l.acquire(Lock {
+                path: p.clone(),
+                mode: LockMode::Exclusive,
+            });
+        }
+        l
+    }
+    fn protects(locks: &[Path], a: &Path, b: &Path, arg: Option<Path>) -> bool {
+        let l = lockset(locks);
+        let view = |p| AccessView {
+            path: p,
+            locks: &l,
+            kind: AccessKind::Write,
+            atomic: false,
+            class: None,
+            phase: Phase::Threaded,
+            witnesses: &[],
+        };
+        let e = entry(arg);
+        protected((&e, &view(a)), (&e, &view(b)))
+    }
+
+    #[test]
+    fn a_lock_through_the_thread_argument_protects_only_its_own_object() {
+        let lock = arg_member(1);
+        // `d->lock` held, `d->count` accessed: if the two `d` differ so do the accesses.
+        assert!(protects(
+            &[lock.clone()],
+            &arg_member(2),
+            &arg_member(2),
+            None
+        ));
+        // `d->lock` held, a global accessed: different threads may hold different locks.
+        let g = Path::new(Root::Global(GlobalId(7)));
+        assert!(!protects(&[lock.clone()], &g, &g, None));
+        // … unless every creation passes the same global object.
+        let dev = Path::new(Root::Global(GlobalId(3)));
+        assert!(protects(&[lock], &g, &g, Some(dev)));
+    }
+
+    #[test]
+    fn a_global_lock_protects_everything() {
+        let lock = Path::new(Root::Global(GlobalId(1)));
+        let g = Path::new(Root::Global(GlobalId(7)));
+        assert!(protects(&[lock], &g, &g, None));
+        assert!(!protects(&[], &g, &g, None));
+    }
+
+    #[test]
+    fn same_base_needs_the_lock_base_as_a_prefix_of_both_accesses() {
+        let lock = arg_member(1);
+        assert!(same_base(&lock, &arg_member(2), &arg_member(3)));
+        let other = Path::new(Root::Formal(1)).with(Step::Deref).with(field(2));
+        assert!(!same_base(&lock, &arg_member(2), &other));
+    }
+
+    #[test]
+    fn main_orders_only_what_its_phases_say() {
+        let started = ThreadEntry {
+            main_ordered: true,
+            join_ordered: false,
+            ..entry(None)
+        };
+        let main = ThreadEntry {
+            is_main: true,
+            multiple: false,
+            ..entry(None)
+        };
+        let l = lockset(&[]);
+        let p = Path::new(Root::Global(GlobalId(1)));
+        let at = |phase| AccessView {
+            path: &p,
+            locks: &l,
+            kind: AccessKind::Write,
+            atomic: false,
+            class: None,
+            phase,
+            witnesses: &[],
+        };
+        assert!(ordered(&main, &at(Phase::Before), &started));
+        assert!(
+            !ordered(&main, &at(Phase::Joined), &started),
+            "not join-ordered"
+        );
+        assert!(!ordered(&main, &at(Phase::Threaded), &started));
+        assert!(
+            !ordered(&started, &at(Phase::Before), &main),
+            "only main's phases order"
+        );
+    }
+}
