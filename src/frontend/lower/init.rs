@@ -112,7 +112,14 @@ impl Lower<'_, '_> {
             };
             match self.ast.inits[item.init] {
                 Initializer::Expr(e) if self.needs_elision(pty, e) => {
+                    let before = *pos;
                     self.fill(&part, pty, items, pos, false, loc);
+                    if *pos == before {
+                        // The part takes no scalar (an empty struct): the expression is dropped
+                        // rather than tried against every following part (a huge array of
+                        // them never ends). Every iteration consumes an item.
+                        *pos += 1;
+                    }
                 }
                 _ => {
                     *pos += 1;

@@ -121,3 +121,11 @@ fn nested_conditionals_lower_in_linear_time() {
         .count();
     assert_eq!(temps, 64, "one result temporary per `?:`");
 }
+
+#[test]
+fn brace_elision_into_empty_structs_terminates() {
+    // Found by the robustness property test: each expression was tried against every element
+    // of a huge array of empty structs.
+    let (u, _) = lower("struct e {}; struct s { struct e a[100000000]; int y; } x = { 1, 2 };");
+    assert_eq!(u.globals.len(), 1);
+}
