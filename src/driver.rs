@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use crate::cache::tu::{self, CachedUnit, LoadedUnit};
+use crate::cache::{Corruption, Store};
 use crate::frontend::ast::ExternalDecl;
 use crate::frontend::input::Input;
 use crate::frontend::lower::lower_unit_with;
@@ -25,25 +27,34 @@ pub struct UnitReport {
     pub parse_errors: Vec<Diagnostic>,
     /// File-scope function definitions, when asked for.
     pub functions: Vec<FunctionInfo>,
+    /// Loaded from the cache instead of parsed and lowered (its errors are the cached ones).
+    pub from_cache: bool,
 }
 
 /// What to do with each unit.
 #[derive(Copy, Clone, Debug, Default)]
-pub struct BuildOptions {
+pub struct BuildOptions<'a> {
     /// Collect the file-scope function definitions of each unit.
     pub list_functions: bool,
     /// Parse only: no lowering, and an empty program.
     pub syntax_only: bool,
+    /// Load units whose preprocessed text is in this cache instead of parsing and lowering them,
+    /// and store the others there. Not used with `syntax_only`.
+    pub cache: Option<&'a Store>,
 }
 
 pub struct Build {
     pub program: Program,
     /// In input order.
     pub units: Vec<UnitReport>,
+    /// Units parsed by this run (units that could not be read are neither parsed nor reused).
+    pub units_parsed: usize,
+    /// Units loaded from the cache.
+    pub units_reused: usize,
 }
 
 /// Reads, parses, lowers and links every input on `pool`.
-pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions) -> Build {
+pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'_>) -> Build {
     let names = Arc::new(Names::new());
     let linker = Mutex::new(Linker::new(names.clone()));
     let units: Vec<UnitReport> = pool.install(|| {
@@ -80,9 +91,28 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions) 
                     report.parse_errors = summary.errors;
                     return report;
                 }
-                let out = lower_unit_with(report.tu.clone(), &text, &names, on_item);
+                let cached = options
+                    .cache
+                    .and_then(|store| lower_cached(store, &report.tu, &text, &names));
+                let (out, from_cache) = match cached {
+                    Some(c) => c,
+                    None => {
+                        let out = lower_unit_with(report.tu.clone(), &text, &names, on_item);
+                        let out = LoadedUnit {
+                            unit: out.unit,
+                            external_decls: out.external_decls,
+                            function_definitions: out.function_definitions,
+                            parse_errors: out.parse_errors,
+                            functions,
+                        };
+                        (out, false)
+                    }
+                };
                 drop(text);
-                report.functions = functions;
+                report.from_cache = from_cache;
+                if options.list_functions {
+                    report.functions = out.functions;
+                }
                 report.external_decls = out.external_decls;
                 report.function_definitions = out.function_definitions;
                 report.parse_errors = out.parse_errors;
@@ -98,5 +128,33 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions) 
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())
         .finish();
-    Build { program, units }
+    let units_reused = units.iter().filter(|u| u.from_cache).count();
+    let units_parsed = units.iter().filter(|u| u.load_error.is_none()).count() - units_reused;
+    Build {
+        program,
+        units,
+        units_parsed,
+        units_reused,
+    }
+}
+
+/// The unit from the cache, or parsed and lowered with its own interner and stored. `None` only
+/// if a freshly lowered unit cannot be renamed, which would be a bug: the caller lowers it
+/// without the cache then.
+fn lower_cached(store: &Store, tu: &str, text: &str, names: &Names) -> Option<(LoadedUnit, bool)> {
+    let key = tu::unit_key(tu, text);
+    if let Some(cached) = store.get_value::<CachedUnit>(tu::KIND, &key) {
+        match cached.into_program(names) {
+            Ok(unit) => return Some((unit, true)),
+            Err(e) => store.invalidate(tu::KIND, &key, &Corruption::Decode(format!("{e:#}"))),
+        }
+    }
+    let own = Names::new();
+    let mut functions = Vec::new();
+    let out = lower_unit_with(tu.to_string(), text, &own, |item| {
+        functions.extend(item.function_info())
+    });
+    let cached = CachedUnit::from_lowered(&own, out, functions);
+    store.put_value_or_warn(tu::KIND, &key, &cached);
+    cached.into_program(names).ok().map(|unit| (unit, false))
 }

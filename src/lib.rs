@@ -2,6 +2,7 @@
 //!
 //! See ARCHITECTURE.md for the pipeline and where each stage lives.
 
+pub mod cache;
 pub mod callgraph;
 pub mod cli;
 pub mod dataflow;

@@ -22,6 +22,8 @@ enum Command {
     Summary(cli::summary::SummaryArgs),
     /// Find data races: the whole pipeline, filters, and a report (text, JSON, SARIF).
     Analyze(cli::analyze::AnalyzeArgs),
+    /// The cache of parsed units: `stats` (entries and bytes per kind) or `clear`.
+    Cache(cli::cache::CacheCommand),
 }
 
 fn main() {
@@ -43,6 +45,7 @@ fn main() {
         Command::Callgraph(a) => cli::callgraph::run(a),
         Command::Summary(a) => cli::summary::run(a),
         Command::Analyze(a) => cli::analyze::run(a),
+        Command::Cache(a) => cli::cache::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

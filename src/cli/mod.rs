@@ -1,6 +1,7 @@
 //! Command-line interface: argument types shared by subcommands, and one module per subcommand.
 
 pub mod analyze;
+pub mod cache;
 pub mod callgraph;
 pub mod ir;
 pub mod parse;

@@ -23,6 +23,8 @@ pub struct ParseArgs {
     /// Parse only: skip lowering to the IR (the `ir` totals stay zero).
     #[arg(long)]
     pub syntax_only: bool,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
 /// One syntax error or unreadable input.
@@ -72,6 +74,9 @@ pub struct ParseReport {
     pub skipped_decls: usize,
     pub bytes: u64,
     pub seconds: f64,
+    /// Units parsed by this run, and units loaded from the cache instead.
+    pub units_parsed: usize,
+    pub units_reused: usize,
     pub errors: Vec<ErrorEntry>,
     pub ir: IrTotals,
     pub lowering_errors: Vec<ErrorEntry>,
@@ -83,14 +88,18 @@ pub fn run(args: &ParseArgs) -> Result<i32> {
     let inputs = args.input.inputs()?;
     let pool = args.input.pool()?;
     let start = Instant::now();
+    let store = args.cache.open()?;
     let options = driver::BuildOptions {
         list_functions: args.list_functions,
         syntax_only: args.syntax_only,
+        cache: store.as_ref(),
     };
     let build = driver::build(&inputs, &pool, options);
     let mut report = ParseReport {
         version: 1,
         files: build.units.len(),
+        units_parsed: build.units_parsed,
+        units_reused: build.units_reused,
         ..Default::default()
     };
     let mut functions = Vec::new();
@@ -211,6 +220,13 @@ fn print_report(r: &ParseReport, format: Format) -> Result<()> {
                  {} lowering failures",
                 ir.functions_lowered, ir.duplicates_removed, ir.instructions, ir.globals, ir.externals, ir.lowering_failures
             )?;
+            if r.units_reused > 0 {
+                writeln!(
+                    out,
+                    "units reused from cache: {} ({} parsed)",
+                    r.units_reused, r.units_parsed
+                )?;
+            }
             let mb = r.bytes as f64 / 1e6;
             writeln!(
                 out,

@@ -1,0 +1,22 @@
+//! The on-disk cache: a content-addressed blob store ([`Store`]) and what relay keeps in it.
+//!
+//! Every value is stored under a [`Key`]: a hash of everything the value depends on, always
+//! including the relay version, this build of relay and [`FORMAT_VERSION`] (see [`KeyBuilder`]).
+//! A value is therefore never updated in place: a changed input is a new key, and stale entries
+//! are simply never read again (`relay cache clear` removes them).
+//!
+//! Kinds of entry:
+//! - `tu` ([`tu`]): one translation unit parsed and lowered to IR, with its syntax errors and
+//!   file-scope function list, keyed by its name and preprocessed text.
+
+pub mod store;
+pub mod tu;
+
+pub use store::{CacheStats, Corruption, Key, KeyBuilder, KindStats, Store, HEADER_LEN};
+
+/// The version of the cache's file format and of every value stored in it. Bump it when the
+/// header or the serialized form of a cached value changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The cache directory used when none is given: `.relay-cache` in the current directory.
+pub const DEFAULT_DIR: &str = ".relay-cache";

@@ -1,0 +1,652 @@
+//! A content-addressed blob store in a directory, safe to share between processes.
+//!
+//! Layout: `DIR/<kind>/<first 2 hex digits of the key>/<the other 62>`, plus `DIR/CACHEDIR.TAG`
+//! (which marks the directory as a cache: backup tools skip it, and `relay` refuses to use or
+//! clear a non-empty directory without it) and `DIR/.gitignore`.
+//!
+//! An entry file is a fixed header followed by the payload (integers little-endian):
+//!
+//! | bytes  | field                                   |
+//! |--------|-----------------------------------------|
+//! | 0..4   | magic `RLYC`                            |
+//! | 4..8   | format version ([`FORMAT_VERSION`])     |
+//! | 8..16  | payload length                          |
+//! | 16..48 | the entry's key                         |
+//! | 48..80 | BLAKE3 hash of the payload              |
+//! | 80..   | payload                                 |
+//!
+//! Reads verify all of it: an entry that is truncated, corrupted, of another format version or
+//! stored under another key is reported once on stderr, deleted and treated as a miss.
+//! Writes go to a unique temporary file in the entry's directory, are flushed to disk and renamed
+//! over the entry, so readers see either no entry or a whole one, and concurrent writers of one
+//! key both succeed (the last rename wins; both wrote the same value).
+
+use std::collections::HashSet;
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use bincode::Options;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::FORMAT_VERSION;
+
+const MAGIC: &[u8; 4] = b"RLYC";
+/// The size of an entry's header.
+pub const HEADER_LEN: usize = 80;
+const TAG_FILE: &str = "CACHEDIR.TAG";
+const TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
+                   # This file is a cache directory tag created by relay (a static race detector).\n\
+                   # For information about cache directory tags see https://bford.info/cachedir/\n";
+const TEMP_PREFIX: &str = ".tmp-";
+
+/// A 256-bit content key (BLAKE3).
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+pub struct Key(pub [u8; 32]);
+
+impl Key {
+    /// The key in lowercase hexadecimal (64 digits).
+    pub fn hex(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({self})")
+    }
+}
+
+/// Builds a [`Key`] from everything a value depends on. Every key starts with the format version,
+/// the relay version and a fingerprint of the running executable (its size and modification
+/// time), so a rebuilt or upgraded relay never reads values computed by another build. Each
+/// component is length-prefixed: `("ab", "c")` and `("a", "bc")` give different keys.
+#[derive(Clone)]
+pub struct KeyBuilder(blake3::Hasher);
+
+impl KeyBuilder {
+    /// A key for a value of `kind` computed by this build of relay.
+    pub fn new(kind: &str) -> Self {
+        Self::with_versions(kind, env!("CARGO_PKG_VERSION"), build_fingerprint())
+    }
+
+    /// A key as another relay version or build would compute it (for tests and tools).
+    pub fn with_versions(kind: &str, relay_version: &str, build: &[u8]) -> Self {
+        let mut b = KeyBuilder(blake3::Hasher::new());
+        b.bytes(b"relay cache key")
+            .u64(FORMAT_VERSION.into())
+            .str(relay_version)
+            .bytes(build)
+            .str(kind);
+        b
+    }
+
+    pub fn bytes(&mut self, bytes: &[u8]) -> &mut Self {
+        self.0.update(&(bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+        self
+    }
+
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.update(&v.to_le_bytes());
+        self
+    }
+
+    /// Another key (e.g. of a value this one is computed from).
+    pub fn key(&mut self, k: &Key) -> &mut Self {
+        self.0.update(&k.0);
+        self
+    }
+
+    pub fn finish(&self) -> Key {
+        Key(*self.0.finalize().as_bytes())
+    }
+}
+
+/// Identifies the running executable: a hash of its size and modification time (empty when it
+/// cannot be found).
+fn build_fingerprint() -> &'static [u8] {
+    static ID: OnceLock<[u8; 32]> = OnceLock::new();
+    ID.get_or_init(|| {
+        let mut h = blake3::Hasher::new();
+        if let Ok(meta) = std::env::current_exe().and_then(fs::metadata) {
+            h.update(&meta.len().to_le_bytes());
+            if let Ok(d) = meta.modified().map(|t| t.duration_since(UNIX_EPOCH)) {
+                h.update(&d.unwrap_or_default().as_nanos().to_le_bytes());
+            }
+        }
+        *h.finalize().as_bytes()
+    })
+}
+
+/// Why an entry was not trusted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Corruption {
+    #[error("truncated: {0} bytes, shorter than the header")]
+    Truncated(usize),
+    #[error("not a relay cache entry")]
+    BadMagic,
+    #[error("format version {found}, expected {expected}")]
+    Version { found: u32, expected: u32 },
+    #[error("payload is {actual} bytes, header says {header}")]
+    Length { header: u64, actual: u64 },
+    #[error("stored under another key")]
+    KeyMismatch,
+    #[error("checksum mismatch")]
+    Checksum,
+    #[error("unreadable: {0}")]
+    Unreadable(String),
+    #[error("cannot decode: {0}")]
+    Decode(String),
+}
+
+/// Entries and bytes of one kind.
+#[derive(serde::Serialize, Debug, Clone, Default, PartialEq, Eq)]
+pub struct KindStats {
+    pub kind: String,
+    pub entries: u64,
+    /// Bytes on disk, headers included.
+    pub bytes: u64,
+}
+
+/// What a cache directory holds.
+#[derive(serde::Serialize, Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub dir: String,
+    /// By kind name.
+    pub kinds: Vec<KindStats>,
+    pub entries: u64,
+    pub bytes: u64,
+    /// Temporary files of writes in progress, or left by killed processes.
+    pub temp_files: u64,
+}
+
+/// A cache directory. Shareable between threads (`&Store` is `Sync`) and processes.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    /// Entries already reported as corrupt by this process.
+    reported: Mutex<HashSet<PathBuf>>,
+    corrupt: AtomicUsize,
+    write_warned: AtomicBool,
+    counter: AtomicU64,
+}
+
+impl Store {
+    /// Opens the cache in `dir`, creating it if needed. Refuses a non-empty directory that is not
+    /// a relay cache.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Store> {
+        let dir = dir.into();
+        if dir.exists() {
+            if !dir.is_dir() {
+                bail!("cache {} is not a directory", dir.display());
+            }
+            if !dir.join(TAG_FILE).exists() && !only_cache_files(&dir)? {
+                bail!(
+                    "{} is not empty and not a relay cache (no {TAG_FILE}); refusing to use it",
+                    dir.display()
+                );
+            }
+        } else {
+            fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create cache {}", dir.display()))?;
+        }
+        let store = Store {
+            dir,
+            reported: Mutex::new(HashSet::new()),
+            corrupt: AtomicUsize::new(0),
+            write_warned: AtomicBool::new(false),
+            counter: AtomicU64::new(0),
+        };
+        for (name, text) in [(TAG_FILE, TAG), (".gitignore", "*\n")] {
+            let path = store.dir.join(name);
+            if !path.exists() {
+                store
+                    .write_atomic(&store.dir, &path, &[text.as_bytes()])
+                    .with_context(|| format!("cannot initialise cache {}", store.dir.display()))?;
+            }
+        }
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the entry `kind`/`key` lives.
+    pub fn entry_path(&self, kind: &str, key: &Key) -> PathBuf {
+        let hex = key.hex();
+        self.dir.join(kind).join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// The entry's payload, verified, without side effects: `Ok(None)` when there is no entry.
+    pub fn read(&self, kind: &str, key: &Key) -> Result<Option<Vec<u8>>, Corruption> {
+        let mut file = match self.read_file(kind, key)? {
+            Some(f) => f,
+            None => return Ok(None),
+        };
+        file.drain(..HEADER_LEN);
+        Ok(Some(file))
+    }
+
+    /// The entry's payload, or `None` on a miss. A corrupt entry is reported, deleted and missed.
+    pub fn get(&self, kind: &str, key: &Key) -> Option<Vec<u8>> {
+        match self.read(kind, key) {
+            Ok(v) => v,
+            Err(c) => {
+                self.invalidate(kind, key, &c);
+                None
+            }
+        }
+    }
+
+    /// The entry decoded from bincode, or `None` on a miss. An entry that is corrupt or does not
+    /// decode as a `T` is reported, deleted and missed.
+    pub fn get_value<T: DeserializeOwned>(&self, kind: &str, key: &Key) -> Option<T> {
+        let file = match self.read_file(kind, key) {
+            Ok(f) => f?,
+            Err(c) => {
+                self.invalidate(kind, key, &c);
+                return None;
+            }
+        };
+        match decode(&file[HEADER_LEN..]) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.invalidate(kind, key, &Corruption::Decode(e.to_string()));
+                None
+            }
+        }
+    }
+
+    /// Stores `payload` under `kind`/`key`, atomically.
+    pub fn put(&self, kind: &str, key: &Key, payload: &[u8]) -> Result<()> {
+        check_kind(kind)?;
+        let path = self.entry_path(kind, key);
+        let parent = path.parent().unwrap_or(&self.dir);
+        fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+        let header = header(key, payload);
+        self.write_atomic(parent, &path, &[&header, payload])
+            .with_context(|| format!("cannot write cache entry {}", path.display()))
+    }
+
+    /// Stores `value` encoded with bincode.
+    pub fn put_value<T: Serialize + ?Sized>(&self, kind: &str, key: &Key, value: &T) -> Result<()> {
+        let bytes = encode(value)?;
+        self.put(kind, key, &bytes)
+    }
+
+    /// Like [`Store::put_value`], but a failure is only a warning (once per process): a cache
+    /// that cannot be written must not fail the run.
+    pub fn put_value_or_warn<T: Serialize + ?Sized>(&self, kind: &str, key: &Key, value: &T) {
+        if let Err(e) = self.put_value(kind, key, value) {
+            if !self.write_warned.swap(true, Ordering::Relaxed) {
+                eprintln!("relay: warning: {e:#}; continuing without caching");
+            }
+        }
+    }
+
+    /// Reports a bad entry (once per process and entry) and deletes it.
+    pub fn invalidate(&self, kind: &str, key: &Key, why: &Corruption) {
+        let path = self.entry_path(kind, key);
+        let first = self
+            .reported
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.clone());
+        if first {
+            self.corrupt.fetch_add(1, Ordering::Relaxed);
+            eprintln!(
+                "relay: cache entry {} is corrupt ({why}); recomputing",
+                path.display()
+            );
+        }
+        let _ = fs::remove_file(&path);
+    }
+
+    /// How many distinct corrupt entries this process has reported.
+    pub fn corrupt_entries(&self) -> usize {
+        self.corrupt.load(Ordering::Relaxed)
+    }
+
+    /// Entries and bytes per kind.
+    pub fn stats(&self) -> Result<CacheStats> {
+        stats_of(&self.dir)
+    }
+
+    /// Removes every entry (and leftover temporary file); returns what was there.
+    pub fn clear(&self) -> Result<CacheStats> {
+        let stats = self.stats()?;
+        for kind in &stats.kinds {
+            let path = self.dir.join(&kind.kind);
+            match fs::remove_dir_all(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot remove {}", path.display()))
+                }
+            }
+        }
+        Ok(stats)
+    }
+
+    /// The whole entry file, verified (header included).
+    fn read_file(&self, kind: &str, key: &Key) -> Result<Option<Vec<u8>>, Corruption> {
+        if check_kind(kind).is_err() {
+            return Ok(None);
+        }
+        let file = match fs::read(self.entry_path(kind, key)) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Corruption::Unreadable(e.to_string())),
+        };
+        verify(&file, key)?;
+        Ok(Some(file))
+    }
+
+    /// Writes `parts` to a fresh temporary file in `dir`, flushes it to disk and renames it to
+    /// `path`.
+    fn write_atomic(&self, dir: &Path, path: &Path, parts: &[&[u8]]) -> io::Result<()> {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .subsec_nanos();
+        let tmp = dir.join(format!(
+            "{TEMP_PREFIX}{}-{}-{nanos:08x}",
+            std::process::id(),
+            self.counter.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result = (|| {
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
+            for p in parts {
+                f.write_all(p)?;
+            }
+            f.sync_all()?;
+            drop(f);
+            fs::rename(&tmp, path)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+/// Encodes a value the way the store's typed API does (bincode, variable-length integers).
+pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
+    Ok(bincode::DefaultOptions::new().serialize(value)?)
+}
+
+/// Decodes what [`encode`] produced.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, bincode::Error> {
+    bincode::DefaultOptions::new()
+        .with_limit(bytes.len() as u64)
+        .deserialize(bytes)
+}
+
+fn header(key: &Key, payload: &[u8]) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[0..4].copy_from_slice(MAGIC);
+    h[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    h[16..48].copy_from_slice(&key.0);
+    h[48..80].copy_from_slice(blake3::hash(payload).as_bytes());
+    h
+}
+
+/// Checks an entry file against its header and the key it was looked up by.
+pub fn verify(file: &[u8], key: &Key) -> Result<(), Corruption> {
+    if file.len() < HEADER_LEN {
+        return Err(Corruption::Truncated(file.len()));
+    }
+    let (h, payload) = file.split_at(HEADER_LEN);
+    if &h[0..4] != MAGIC {
+        return Err(Corruption::BadMagic);
+    }
+    let found = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+    if found != FORMAT_VERSION {
+        return Err(Corruption::Version {
+            found,
+            expected: FORMAT_VERSION,
+        });
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&h[8..16]);
+    let len = u64::from_le_bytes(len);
+    if len != payload.len() as u64 {
+        return Err(Corruption::Length {
+            header: len,
+            actual: payload.len() as u64,
+        });
+    }
+    if h[16..48] != key.0 {
+        return Err(Corruption::KeyMismatch);
+    }
+    if h[48..80] != *blake3::hash(payload).as_bytes() {
+        return Err(Corruption::Checksum);
+    }
+    Ok(())
+}
+
+fn check_kind(kind: &str) -> Result<()> {
+    let ok = !kind.is_empty()
+        && !kind.starts_with('.')
+        && kind
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if !ok {
+        bail!("invalid cache kind {kind:?}");
+    }
+    Ok(())
+}
+
+/// True if `dir` holds nothing but what [`Store::open`] itself writes first.
+fn only_cache_files(dir: &Path) -> Result<bool> {
+    for e in fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let name = e?.file_name();
+        let name = name.to_string_lossy();
+        if name != TAG_FILE && name != ".gitignore" && !name.starts_with(TEMP_PREFIX) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// What the cache in `dir` holds (an absent directory holds nothing).
+pub fn stats_of(dir: &Path) -> Result<CacheStats> {
+    let mut stats = CacheStats {
+        dir: dir.display().to_string(),
+        ..Default::default()
+    };
+    if !dir.exists() {
+        return Ok(stats);
+    }
+    let read = |p: &Path| fs::read_dir(p).with_context(|| format!("cannot read {}", p.display()));
+    for kind in read(dir)? {
+        let kind = kind?;
+        let name = kind.file_name().to_string_lossy().into_owned();
+        if !kind.file_type()?.is_dir() || check_kind(&name).is_err() {
+            continue;
+        }
+        let mut ks = KindStats {
+            kind: name,
+            ..Default::default()
+        };
+        for shard in read(&kind.path())? {
+            let shard = shard?;
+            if !shard.file_type()?.is_dir() {
+                continue;
+            }
+            for entry in read(&shard.path())? {
+                let entry = entry?;
+                // An entry may be replaced or removed by another process while we look.
+                let Ok(meta) = entry.metadata() else { continue };
+                if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+                    stats.temp_files += 1;
+                } else if meta.is_file() {
+                    ks.entries += 1;
+                    ks.bytes += meta.len();
+                }
+            }
+        }
+        stats.entries += ks.entries;
+        stats.bytes += ks.bytes;
+        stats.kinds.push(ks);
+    }
+    stats.kinds.sort_by(|a, b| a.kind.cmp(&b.kind));
+    Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> Key {
+        KeyBuilder::new("test").str(s).finish()
+    }
+
+    #[test]
+    fn round_trip_and_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("c")).unwrap();
+        let k = key("a");
+        assert_eq!(store.get("blob", &k), None);
+        store.put("blob", &k, b"hello").unwrap();
+        assert_eq!(store.get("blob", &k).as_deref(), Some(&b"hello"[..]));
+        let hex = k.hex();
+        let path = dir.path().join("c/blob").join(&hex[..2]).join(&hex[2..]);
+        assert_eq!(fs::metadata(&path).unwrap().len(), HEADER_LEN as u64 + 5);
+        store
+            .put_value("val", &k, &(1u32, "x".to_string()))
+            .unwrap();
+        assert_eq!(
+            store.get_value::<(u32, String)>("val", &k),
+            Some((1, "x".to_string()))
+        );
+        let stats = store.stats().unwrap();
+        assert_eq!(stats.entries, 2);
+        assert_eq!(stats.kinds.len(), 2);
+        assert_eq!(stats.kinds[0].kind, "blob");
+        assert!(dir.path().join("c/CACHEDIR.TAG").exists());
+        let removed = store.clear().unwrap();
+        assert_eq!(removed.entries, 2);
+        assert_eq!(store.stats().unwrap().entries, 0);
+        assert_eq!(store.get("blob", &k), None);
+    }
+
+    #[test]
+    fn keys_depend_on_every_component() {
+        let a = KeyBuilder::new("k").str("ab").str("c").finish();
+        let b = KeyBuilder::new("k").str("a").str("bc").finish();
+        let c = KeyBuilder::new("j").str("ab").str("c").finish();
+        let d = KeyBuilder::with_versions("k", "0.0.0-other", b"")
+            .str("ab")
+            .str("c")
+            .finish();
+        assert!(a != b && a != c && a != d);
+        assert_eq!(a, KeyBuilder::new("k").str("ab").str("c").finish());
+        assert_eq!(a.hex().len(), 64);
+    }
+
+    #[test]
+    fn corruption_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let k = key("b");
+        let payload = vec![7u8; 100];
+        type Damage = Box<dyn Fn(&mut Vec<u8>)>;
+        let cases: Vec<(Damage, Corruption)> = vec![
+            (Box::new(|f| f[HEADER_LEN + 3] ^= 1), Corruption::Checksum),
+            (
+                Box::new(|f| f.truncate(HEADER_LEN + 50)),
+                Corruption::Length {
+                    header: 100,
+                    actual: 50,
+                },
+            ),
+            (Box::new(|f| f.truncate(10)), Corruption::Truncated(10)),
+            (Box::new(|f| f[0] = b'X'), Corruption::BadMagic),
+            (
+                Box::new(|f| f[4] = 99),
+                Corruption::Version {
+                    found: 99,
+                    expected: FORMAT_VERSION,
+                },
+            ),
+            (Box::new(|f| f[20] ^= 0xff), Corruption::KeyMismatch),
+        ];
+        for (i, (damage, expected)) in cases.into_iter().enumerate() {
+            store.put("blob", &k, &payload).unwrap();
+            let path = store.entry_path("blob", &k);
+            let mut file = fs::read(&path).unwrap();
+            damage(&mut file);
+            fs::write(&path, &file).unwrap();
+            assert_eq!(store.read("blob", &k), Err(expected));
+            assert_eq!(store.get("blob", &k), None);
+            assert!(!path.exists(), "a corrupt entry is deleted");
+            assert_eq!(store.corrupt_entries(), 1, "reported once per entry ({i})");
+        }
+        // An entry that verifies but does not decode as the requested type.
+        store.put("val", &k, &[0xff; 3]).unwrap();
+        assert_eq!(store.get_value::<String>("val", &k), None);
+        assert_eq!(store.corrupt_entries(), 2);
+    }
+
+    #[test]
+    fn refuses_foreign_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+        assert!(Store::open(dir.path()).is_err());
+        let file = dir.path().join("notes.txt");
+        assert!(Store::open(&file).is_err());
+        assert!(Store::open(dir.path().join("new")).is_ok());
+        assert!(
+            Store::open(dir.path().join("new")).is_ok(),
+            "reopening is fine"
+        );
+    }
+
+    #[test]
+    fn concurrent_writers_of_one_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let keys: Vec<Key> = (0..20).map(|i| key(&i.to_string())).collect();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for (i, k) in keys.iter().enumerate() {
+                        store.put("blob", k, &vec![i as u8; 10_000]).unwrap();
+                        let got = store.get("blob", k).unwrap();
+                        assert_eq!(got, vec![i as u8; 10_000]);
+                    }
+                });
+            }
+        });
+        assert_eq!(store.corrupt_entries(), 0);
+        let stats = store.stats().unwrap();
+        assert_eq!((stats.entries, stats.temp_files), (20, 0));
+    }
+}

@@ -1,0 +1,144 @@
+//! The cache options of the commands that use the cache (`--cache DIR`, `--no-cache`), and
+//! `relay cache stats|clear`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+use super::{exit, Format};
+use crate::cache::{self, CacheStats, Store};
+
+/// Where parsed units are cached.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CacheArgs {
+    /// Cache directory (default: .relay-cache in the current directory). Units whose
+    /// preprocessed text is cached are loaded instead of parsed and lowered.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Neither read nor write the cache.
+    #[arg(long, conflicts_with = "cache")]
+    pub no_cache: bool,
+}
+
+impl CacheArgs {
+    /// The cache directory named (or the default), whether or not the cache is disabled.
+    pub fn dir(&self) -> PathBuf {
+        self.cache
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(cache::DEFAULT_DIR))
+    }
+
+    /// The store to use: `None` with `--no-cache`. A directory given with `--cache` that cannot
+    /// be used is an error; the default one is only a warning, and the run goes on without it.
+    pub fn open(&self) -> Result<Option<Store>> {
+        if self.no_cache {
+            return Ok(None);
+        }
+        match Store::open(self.dir()) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if self.cache.is_none() => {
+                eprintln!("relay: warning: {e:#}; running without a cache");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `relay cache`.
+#[derive(Args, Debug)]
+pub struct CacheCommand {
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CacheAction {
+    /// Entries and bytes per kind of entry, and the total.
+    Stats(CacheDirArgs),
+    /// Remove every entry.
+    Clear(CacheDirArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CacheDirArgs {
+    /// Cache directory (default: .relay-cache in the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+pub fn run(args: &CacheCommand) -> Result<i32> {
+    let (a, clear) = match &args.action {
+        CacheAction::Stats(a) => (a, false),
+        CacheAction::Clear(a) => (a, true),
+    };
+    let dir = a
+        .cache
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(cache::DEFAULT_DIR));
+    // Neither command creates a cache that is not there.
+    let stats = if !dir.exists() {
+        cache::store::stats_of(&dir)?
+    } else if clear {
+        Store::open(&dir)?.clear()?
+    } else {
+        Store::open(&dir)?.stats()?
+    };
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&stats)?)?,
+        Format::Text if clear => writeln!(
+            out,
+            "removed {} entries ({}) from {}",
+            stats.entries,
+            human(stats.bytes),
+            stats.dir
+        )?,
+        Format::Text => print_stats(&mut out, &stats)?,
+    }
+    Ok(exit::OK)
+}
+
+fn print_stats(out: &mut impl Write, s: &CacheStats) -> Result<()> {
+    writeln!(out, "cache {}", s.dir)?;
+    writeln!(out, "{:<8} {:>10} {:>12}", "kind", "entries", "bytes")?;
+    for k in &s.kinds {
+        writeln!(
+            out,
+            "{:<8} {:>10} {:>12}",
+            k.kind,
+            k.entries,
+            human(k.bytes)
+        )?;
+    }
+    writeln!(
+        out,
+        "{:<8} {:>10} {:>12}",
+        "total",
+        s.entries,
+        human(s.bytes)
+    )?;
+    if s.temp_files > 0 {
+        writeln!(
+            out,
+            "{} temporary files (writes in progress, or left by interrupted runs)",
+            s.temp_files
+        )?;
+    }
+    Ok(())
+}
+
+/// Decimal units, as `relay parse` reports input sizes.
+fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        1_000_000_000.. => format!("{:.1} GB", b / 1e9),
+        1_000_000.. => format!("{:.1} MB", b / 1e6),
+        1_000.. => format!("{:.1} KB", b / 1e3),
+        _ => format!("{bytes} B"),
+    }
+}
