@@ -5,7 +5,6 @@
 
 use super::{Collector, FnAnalysis, State};
 use crate::callgraph::IndirectCalls;
-use crate::dataflow::JoinSemiLattice;
 use crate::ir::*;
 use crate::models::{LockTarget, Model, Success};
 use crate::summary::access::{AccessKind, CallSite, Spawn, Witness, MAX_CHAIN};
@@ -43,25 +42,24 @@ impl FnAnalysis<'_> {
             actuals: &actuals,
             loc,
         };
-        let mut after: Option<State> = None;
+        // Only the lockset and the thread state differ between targets: the locals' values
+        // are not cloned per call.
+        let mut after: Option<(RelativeLockset, ThreadState)> = None;
         let mut ret = SymVal::Bottom;
         for g in targets {
             let (locks, threads, r) = self.apply_callee(st, g, &call, sink);
             ret = ret.join(&r);
-            let next = State {
-                locks,
-                threads,
-                ..st.clone()
-            };
             match &mut after {
-                Some(a) => {
-                    a.join(&next);
+                Some((l, t)) => {
+                    l.join(&locks);
+                    t.join(&threads);
                 }
-                None => after = Some(next),
+                None => after = Some((locks, threads)),
             }
         }
-        if let Some(a) = after {
-            *st = a;
+        if let Some((locks, threads)) = after {
+            st.locks = locks;
+            st.threads = threads;
         }
         if ret == SymVal::Bottom {
             ret = SymVal::Top;
