@@ -197,7 +197,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
 fn write_report(args: &AnalyzeArgs, rep: &report::Report) -> Result<()> {
     let mut sources = SourceCache::new();
     // Line markers of compile_commands entries are relative to the entries' directories.
-    if let Some(dir) = args.input.compile_commands.as_deref().and_then(|f| f.parent()) {
+    if let Some(dir) = args
+        .input
+        .compile_commands
+        .as_deref()
+        .and_then(|f| f.parent())
+    {
         sources.add_search_dir(dir);
     }
     match &args.output {
