@@ -115,7 +115,7 @@ PY
     json=$OUTDIR/$name.json
     rm -f "$json"
     rc=0
-    /usr/bin/time -v -o "$TMP/time.relay" "$RELAY" analyze -j"$JOBS" --format json -o "$json" \
+    /usr/bin/time -v -o "$TMP/time.relay" "$RELAY" analyze --no-cache -j"$JOBS" --format json -o "$json" \
         "${relay_args[@]}" >/dev/null 2>"$OUTDIR/$name.relay.err" || rc=$?
     # /usr/bin/time exits with the command's status (or 127/126 if it could not run it)
     relay_s=$(wall "$TMP/time.relay")

@@ -81,7 +81,7 @@ run_relay() { # $1 = tag, rest = extra flags
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }' >"$TMP/relay-$tag.s"
 }
 run_relay parse --syntax-only
-run_relay full
+run_relay full --no-cache
 relay_s=$(cat "$TMP/relay-parse.s")
 relay_rss=$(rss_kb "$TMP/relay-parse.time")
 relay_rc=$(cat "$TMP/relay-parse.rc")

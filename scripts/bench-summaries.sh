@@ -36,7 +36,7 @@ for spec in "$@"; do
     xargs -0 -n 16 -P "$JOBS" gcc -fsyntax-only -w <"$TMP/files" 2>/dev/null || true
     gcc_s=$(echo "$(date +%s.%N) - $start" | bc)
     # shellcheck disable=SC2086
-    /usr/bin/time -v -o "$TMP/time" "$RELAY" summary -j"$JOBS" --max-rounds "$ROUNDS" --format json \
+    /usr/bin/time -v -o "$TMP/time" "$RELAY" summary --no-cache -j"$JOBS" --max-rounds "$ROUNDS" --format json \
         $paths >"$TMP/out.json" 2>"$TMP/err" || true
     rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$TMP/time")
     python3 - "$TMP/out.json" "$name" "$rss" "$gcc_s" <<'PY'

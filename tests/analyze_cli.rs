@@ -14,6 +14,7 @@ fn relay(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_relay"))
         .arg("analyze")
         .arg("-q")
+        .arg("--no-cache")
         .args(args)
         .output()
         .expect("relay runs")

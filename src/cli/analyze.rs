@@ -25,6 +25,8 @@ use crate::summary;
 pub struct AnalyzeArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
     /// Report format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -124,11 +126,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let baseline = args.baseline.as_deref().map(Baseline::read).transpose()?;
     let models = Models::load(args.summaries.as_deref())?;
     let pool = args.input.pool()?;
+    let store = args.cache.open()?;
 
     let t0 = Instant::now();
     let Frontend {
-        program, problems, ..
-    } = super::build_program(&args.input, &pool)?;
+        program,
+        problems,
+        totals,
+    } = super::build_program(&args.input, &pool, store.as_ref())?;
     let t1 = Instant::now();
     let options = pipeline::Options {
         fields: args.fields,
@@ -183,6 +188,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             writeln!(
                 err,
                 "{problems} translation unit(s) had input problems (reported above); the rest was analysed"
+            )?;
+        }
+        if store.is_some() {
+            writeln!(
+                err,
+                "front end: {} unit(s) parsed, {} reused from the cache",
+                totals.units_parsed, totals.units_reused
             )?;
         }
         render_summary(&rep.stats, &mut err)?;

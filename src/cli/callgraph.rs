@@ -106,7 +106,7 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
         program,
         totals: frontend,
         problems,
-    } = super::build_program(&args.input, &pool)?;
+    } = super::build_program(&args.input, &pool, None)?;
     let t1 = Instant::now();
     let pta = PointsTo::analyze_with(&program, args.fields);
     let t2 = Instant::now();

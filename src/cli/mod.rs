@@ -98,6 +98,9 @@ pub struct FrontendTotals {
     pub functions_lowered: usize,
     pub duplicates_removed: usize,
     pub lowering_failures: usize,
+    /// Units parsed and lowered in this run / loaded from the cache.
+    pub units_parsed: usize,
+    pub units_reused: usize,
 }
 
 /// The linked program of a run, its totals, and how many units had problems (reported on
@@ -109,9 +112,17 @@ pub struct Frontend {
 }
 
 /// Parses, lowers and links the inputs; input problems go to stderr, the rest is analysed.
-pub fn build_program(input: &InputArgs, pool: &rayon::ThreadPool) -> Result<Frontend> {
+pub fn build_program(
+    input: &InputArgs,
+    pool: &rayon::ThreadPool,
+    cache: Option<&crate::cache::Store>,
+) -> Result<Frontend> {
     let inputs = input.inputs()?;
-    let build = driver::build(&inputs, pool, driver::BuildOptions::default());
+    let options = driver::BuildOptions {
+        cache,
+        ..Default::default()
+    };
+    let build = driver::build(&inputs, pool, options);
     let problems = build
         .units
         .iter()
@@ -119,6 +130,8 @@ pub fn build_program(input: &InputArgs, pool: &rayon::ThreadPool) -> Result<Fron
         .count();
     let mut totals = FrontendTotals {
         units: build.units.len(),
+        units_parsed: build.units_parsed,
+        units_reused: build.units_reused,
         ..Default::default()
     };
     for u in &build.units {

@@ -22,6 +22,8 @@ use crate::summary::{self, AccessKind, Summary, SummaryStats};
 pub struct SummaryArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
     /// Print the summary of the function(s) with this name (repeatable). Without it only the
     /// statistics are printed.
     #[arg(long, value_name = "NAME")]
@@ -87,12 +89,13 @@ struct Report {
 pub fn run(args: &SummaryArgs) -> Result<i32> {
     let models = Models::load(args.summaries.as_deref())?;
     let pool = args.input.pool()?;
+    let store = args.cache.open()?;
     let t0 = Instant::now();
     let Frontend {
         program,
         totals,
         problems,
-    } = super::build_program(&args.input, &pool)?;
+    } = super::build_program(&args.input, &pool, store.as_ref())?;
     let t1 = Instant::now();
     let options = pipeline::Options {
         fields: args.fields,

@@ -278,14 +278,14 @@ mod tests {
         let lock = arg_member(1);
         // `d->lock` held, `d->count` accessed: if the two `d` differ so do the accesses.
         assert!(protects(
-            &[lock.clone()],
+            std::slice::from_ref(&lock),
             &arg_member(2),
             &arg_member(2),
             None
         ));
         // `d->lock` held, a global accessed: different threads may hold different locks.
         let g = Path::new(Root::Global(GlobalId(7)));
-        assert!(!protects(&[lock.clone()], &g, &g, None));
+        assert!(!protects(std::slice::from_ref(&lock), &g, &g, None));
         // … unless every creation passes the same global object.
         let dev = Path::new(Root::Global(GlobalId(3)));
         assert!(protects(&[lock], &g, &g, Some(dev)));
