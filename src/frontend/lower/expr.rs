@@ -457,6 +457,21 @@ impl Lower<'_, '_> {
     }
 
     fn index_with(&mut self, base: Operand, i: Expr, lo: u32) -> LResult<Operand> {
+        // GCC subscripts vector rvalues too (`((__v4sf)x)[0]` in xmmintrin.h): the value goes
+        // to a temporary first. (Not inside a static initializer, where no code is emitted.)
+        let base = match base {
+            Operand::Rv(v, ty) if self.is_vector(ty) && !self.static_init => {
+                let t = self.temp(ty);
+                let loc = self.loc(lo);
+                self.emit(Instr::Assign {
+                    dst: Lval::var(t),
+                    src: v,
+                    loc,
+                });
+                Operand::Lv(Lval::var(t), ty)
+            }
+            b => b,
+        };
         if let Operand::Lv(mut lv, ty) = base.clone() {
             if let TypeKind::Array { elem, .. } | TypeKind::Vector { elem, .. } =
                 self.types().kind(ty).clone()

@@ -129,3 +129,12 @@ fn brace_elision_into_empty_structs_terminates() {
     let (u, _) = lower("struct e {}; struct s { struct e a[100000000]; int y; } x = { 1, 2 };");
     assert_eq!(u.globals.len(), 1);
 }
+
+#[test]
+fn vector_rvalues_can_be_subscripted() {
+    let (u, _) = lower(
+        "typedef float v4sf __attribute__((vector_size(16)));
+         float first(v4sf a) { return ((v4sf)a)[0] + (a + a)[1]; }",
+    );
+    assert!(u.diagnostics.is_empty(), "{:?}", u.diagnostics);
+}
