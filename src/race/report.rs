@@ -165,7 +165,11 @@ impl<'a> ReportBuilder<'a> {
             },
             atomic: a.atomic,
             location: self.loc(w.loc),
-            function: caller,
+            // The chain is cut at MAX_CHAIN calls: its last callee is then not the function
+            // performing the access.
+            function: w
+                .func
+                .map_or(caller, |f| self.program.function_name(f).to_string()),
             entry,
             entry_multiple: self.entries.iter().any(|e| e.func == s.entry && e.multiple),
             locks: a

@@ -31,6 +31,9 @@ pub const MAX_CHAIN: usize = 8;
 pub struct Witness {
     pub loc: Loc,
     pub chain: Vec<CallSite>,
+    /// The function whose body performs the access (the chain may be truncated before it).
+    #[serde(default)]
+    pub func: Option<FuncId>,
 }
 
 /// At most this many witnesses are kept per guarded access (the shortest chains first).

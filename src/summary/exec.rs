@@ -484,6 +484,7 @@ impl<'a> FnAnalysis<'a> {
             col.accesses.insert(key, class, 0, loc, || Witness {
                 loc,
                 chain: Vec::new(),
+                func: Some(self.func),
             });
         }
     }

@@ -320,6 +320,7 @@ impl FnAnalysis<'_> {
                         col.accesses.insert(key, class, len, w.loc, || Witness {
                             loc: w.loc,
                             chain: prefixed(site, &w.chain),
+                            func: w.func,
                         });
                     }
                 }
