@@ -12,6 +12,7 @@ pub mod ir;
 pub mod link;
 pub mod models;
 pub mod pipeline;
+pub mod progress;
 pub mod pta;
 pub mod race;
 pub mod report;

@@ -253,7 +253,7 @@ pub fn run_with<A: SccAnalysis>(
 
     // Not a terminal (CI logs, `2> file`): a plain line every PLAIN_PROGRESS_SECS instead.
     let mut plain = (opts.progress && !std::io::stderr().is_terminal())
-        .then(|| PlainProgress::new("summaries", total_work));
+        .then(|| crate::progress::PlainProgress::new("summaries", total_work));
     let bar = if opts.progress && std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(total_work);
         bar.set_style(
@@ -772,45 +772,5 @@ mod tests {
     fn bench_runs() {
         let cg = random_graph(2000, 7);
         assert!(bench_toy(&cg, 2) > Duration::ZERO);
-    }
-}
-
-/// Seconds between plain-text progress lines.
-const PLAIN_PROGRESS_SECS: u64 = 30;
-
-/// Progress for a stderr that is not a terminal: `summaries: 1200/34214 functions (4 %), 60 s`.
-struct PlainProgress {
-    what: &'static str,
-    start: std::time::Instant,
-    last: std::time::Instant,
-    done: u64,
-    total: u64,
-}
-
-impl PlainProgress {
-    fn new(what: &'static str, total: u64) -> Self {
-        let now = std::time::Instant::now();
-        PlainProgress {
-            what,
-            start: now,
-            last: now,
-            done: 0,
-            total,
-        }
-    }
-
-    fn advance(&mut self, n: u64) {
-        self.done += n;
-        if self.last.elapsed().as_secs() >= PLAIN_PROGRESS_SECS {
-            self.last = std::time::Instant::now();
-            eprintln!(
-                "{}: {}/{} functions ({} %), {} s",
-                self.what,
-                self.done,
-                self.total,
-                100 * self.done / self.total.max(1),
-                self.start.elapsed().as_secs()
-            );
-        }
     }
 }

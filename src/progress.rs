@@ -1,0 +1,42 @@
+//! Progress on a stderr that is not a terminal (CI logs, `2> file`), where the indicatif bars
+//! are hidden: a plain line every few seconds.
+
+/// Seconds between plain-text progress lines.
+const PLAIN_PROGRESS_SECS: u64 = 30;
+
+/// Progress for a stderr that is not a terminal: `summaries: 1200/34214 functions (4 %), 60 s`.
+pub struct PlainProgress {
+    what: &'static str,
+    start: std::time::Instant,
+    last: std::time::Instant,
+    done: u64,
+    total: u64,
+}
+
+impl PlainProgress {
+    pub fn new(what: &'static str, total: u64) -> Self {
+        let now = std::time::Instant::now();
+        PlainProgress {
+            what,
+            start: now,
+            last: now,
+            done: 0,
+            total,
+        }
+    }
+
+    pub fn advance(&mut self, n: u64) {
+        self.done += n;
+        if self.last.elapsed().as_secs() >= PLAIN_PROGRESS_SECS {
+            self.last = std::time::Instant::now();
+            eprintln!(
+                "{}: {}/{} functions ({} %), {} s",
+                self.what,
+                self.done,
+                self.total,
+                100 * self.done / self.total.max(1),
+                self.start.elapsed().as_secs()
+            );
+        }
+    }
+}
