@@ -133,12 +133,12 @@ pub struct FilterStat {
 /// An output format for [`render`] (`--format`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Format {
-    /// One compiler-like diagnostic per warning ([`text::render_text`]).
+    /// One compiler-like diagnostic per warning, with source lines.
     #[default]
     Text,
-    /// The report model as versioned JSON ([`json::render_json`]).
+    /// The report as versioned JSON (schema in README.md).
     Json,
-    /// SARIF 2.1.0 ([`sarif::render_sarif`]).
+    /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
 }
 
