@@ -130,10 +130,24 @@ pub fn render_warning(
         .max()
         .unwrap_or(1);
     let bar = format!("{:width$} |", "", width = width);
-    for a in &w.accesses {
+    // A self-race (two instances of one entry at the same access) is shown once.
+    let same = w.accesses.len() == 2 && w.accesses[0] == w.accesses[1];
+    let shown = if same {
+        &w.accesses[..1]
+    } else {
+        &w.accesses[..]
+    };
+    for a in shown {
         render_access(a, w, &bar, width, sources, out)?;
     }
     let eq = format!("{:width$} =", "", width = width);
+    if same {
+        writeln!(
+            out,
+            "{eq} races with itself: two instances of thread {} may run it at once",
+            w.accesses[0].entry
+        )?;
+    }
     if !w.filtered_by.is_empty() {
         writeln!(out, "{eq} filtered by: {}", w.filtered_by.join(", "))?;
     }
