@@ -36,6 +36,7 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
     ("libc.toml", include_str!("../../summaries/libc.toml")),
     ("linux.toml", include_str!("../../summaries/linux.toml")),
     ("pthread.toml", include_str!("../../summaries/pthread.toml")),
+    ("sqlite.toml", include_str!("../../summaries/sqlite.toml")),
 ];
 
 /// Where a family file came from.

@@ -227,7 +227,8 @@ impl<'a> ReportBuilder<'a> {
             (Group::Field, Some(Step::Field(r, f))) => {
                 let rec = self.program.types.record(*r);
                 let tag = rec.tag.map_or("<anonymous>", |t| self.program.names.get(t));
-                format!("{:?} {tag}.{}", rec.kind, self.program.names.get(*f)).to_lowercase()
+                let kind = format!("{:?}", rec.kind).to_lowercase();
+                format!("{kind} {tag}.{}", self.program.names.get(*f))
             }
             (Group::Field, _) if matches!(path.root, Root::Global(_)) && path.steps.is_empty() => {
                 printer.path_with(path, &rep)
