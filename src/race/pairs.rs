@@ -195,17 +195,21 @@ fn names_one_lock(p: &Path) -> bool {
     matches!(p.root, Root::Global(_) | Root::Pseudo(_))
 }
 
-/// The lock's base (the lock path without its trailing members) is a prefix of both accesses.
+/// Both accesses are in the same object `P` (their paths up to the last dereference agree), and
+/// the lock is reached from it (`P.lock`, or `*P.mutex` for a lock the object points to): if the
+/// two threads' `P` are one object they hold one lock, otherwise the accesses do not alias.
 fn same_base(lock: &Path, a: &Path, b: &Path) -> bool {
-    let members = lock
-        .steps
-        .iter()
-        .rev()
-        .take_while(|s| matches!(s, Step::Field(..)))
-        .count();
-    let base = &lock.steps[..lock.steps.len() - members];
-    let under = |p: &Path| p.root == lock.root && p.steps.starts_with(base);
-    under(a) && under(b)
+    fn object(p: &Path) -> &[Step] {
+        let members = p
+            .steps
+            .iter()
+            .rev()
+            .take_while(|s| !matches!(s, Step::Deref))
+            .count();
+        &p.steps[..p.steps.len() - members]
+    }
+    let (oa, ob) = (object(a), object(b));
+    a.root == b.root && oa == ob && lock.root == a.root && lock.steps.starts_with(oa)
 }
 
 /// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses
@@ -305,6 +309,12 @@ mod tests {
         assert!(same_base(&lock, &arg_member(2), &arg_member(3)));
         let other = Path::new(Root::Formal(1)).with(Step::Deref).with(field(2));
         assert!(!same_base(&lock, &arg_member(2), &other));
+        // `db->mutex` points to the lock: `*db->mutex` guards `db->trace`.
+        let through = arg_member(4).with(Step::Deref);
+        assert!(same_base(&through, &arg_member(2), &arg_member(3)));
+        // A member of another object reached from `db` is not guarded by it.
+        let deeper = arg_member(5).with(Step::Deref).with(field(2));
+        assert!(!same_base(&lock, &deeper, &deeper));
     }
 
     #[test]
