@@ -145,18 +145,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         entries,
     };
     let analysis = pool.install(|| pipeline::analyze(&program, &models, &options))?;
-    for f in &analysis.summaries.schedule.failed {
-        let names: Vec<String> = f
-            .functions
-            .iter()
-            .map(|g| program.function_label(*g))
-            .collect();
-        eprintln!(
-            "error: internal error while summarising {}: {} (no summary; callers assume no effect)",
-            names.join(", "),
-            f.message
-        );
-    }
+    super::report_failed_sccs(&program, &analysis.summaries);
     let t2 = Instant::now();
     let (warnings, stats) = analysis.warnings(&program, &filters);
     let builder = ReportBuilder::new(

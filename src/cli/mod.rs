@@ -155,3 +155,19 @@ pub fn build_program(
         problems,
     })
 }
+
+/// Reports SCCs whose analysis panicked (their functions have no summary) on stderr.
+pub fn report_failed_sccs(program: &Program, sums: &crate::summary::Summaries) {
+    for f in &sums.schedule.failed {
+        let names: Vec<String> = f
+            .functions
+            .iter()
+            .map(|g| program.function_label(*g))
+            .collect();
+        eprintln!(
+            "error: internal error while summarising {}: {} (no summary; callers assume no effect)",
+            names.join(", "),
+            f.message
+        );
+    }
+}

@@ -108,18 +108,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
     };
     let (_pta, _cg, sums, times) =
         pool.install(|| pipeline::summarize(&program, &models, &options));
-    for f in &sums.schedule.failed {
-        let names: Vec<String> = f
-            .functions
-            .iter()
-            .map(|g| program.function_label(*g))
-            .collect();
-        eprintln!(
-            "error: internal error while summarising {}: {} (no summary; callers assume no effect)",
-            names.join(", "),
-            f.message
-        );
-    }
+    super::report_failed_sccs(&program, &sums);
     let wanted: Vec<FuncId> = (0..program.functions.len() as u32)
         .map(FuncId)
         .filter(|&f| {
