@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use crate::cache::summaries::{SummaryCache, SummaryOptions};
 use crate::cache::Store;
 use crate::callgraph::CallGraph;
 use crate::link::Program;
@@ -99,8 +100,29 @@ pub fn summarize_cached(
     let t1 = Instant::now();
     let cg = CallGraph::build(program, &pta);
     let t2 = Instant::now();
-    let _ = store; // the summaries cache is not wired yet
-    let sums = summary::compute(program, &pta, &cg, models, &options.schedule);
+    let cache = store.and_then(|store| {
+        let options = SummaryOptions {
+            fields: options.fields,
+            max_rounds: options.schedule.max_rounds,
+        };
+        let cache = SummaryCache::new(store, program, &pta, &cg, models, &options);
+        if cache.is_none() {
+            eprintln!(
+                "relay: note: the points-to classes have no canonical names (two string \
+                 literals with one text in different classes); summaries are not cached"
+            );
+        }
+        cache
+    });
+    let mut sums = summary::compute_with_store(
+        program,
+        &pta,
+        &cg,
+        models,
+        &options.schedule,
+        cache.as_ref().map(|c| c as &dyn summary::SummaryStore),
+    );
+    sums.cache = cache.map(|c| c.stats());
     let t3 = Instant::now();
     let times = StageTimes {
         points_to: (t1 - t0).as_secs_f64(),

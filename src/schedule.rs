@@ -58,6 +58,19 @@ pub trait SccAnalysis: Sync {
     fn changed(&self, old: &Self::Summary, new: &Self::Summary) -> bool {
         old != new
     }
+
+    /// The summaries of `scc` (parallel to its functions) from elsewhere — a cache — instead
+    /// of analysing it. Called when every callee SCC is done. By default nothing is reused.
+    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Self::Summary>>> {
+        let _ = scc;
+        None
+    }
+
+    /// Called with the summaries of an analysed SCC (not a reused one) before its callers
+    /// can start: a cache stores them here.
+    fn finished(&self, scc: &Scc, summaries: &[Option<Self::Summary>]) {
+        let _ = (scc, summaries);
+    }
 }
 
 /// The summaries visible while analysing a function of one SCC: those of the SCC (current
@@ -175,6 +188,7 @@ struct SccRun {
     rounds: u32,
     converged: bool,
     analyze_calls: usize,
+    reused: bool,
 }
 
 pub fn run_with<A: SccAnalysis>(
@@ -314,6 +328,7 @@ pub fn run_with<A: SccAnalysis>(
             let scc = cg.scc(done.scc);
             match done.outcome {
                 Ok(run) => {
+                    stats.sccs_reused += run.reused as usize;
                     stats.iterations += run.rounds as usize;
                     stats.max_scc_iterations = stats.max_scc_iterations.max(run.rounds);
                     stats.analyze_calls += run.analyze_calls;
@@ -368,7 +383,15 @@ fn analyze_scc<A: SccAnalysis>(
         rounds: 0,
         converged: true,
         analyze_calls: 0,
+        reused: false,
     };
+    if let Some(sums) = analysis.reuse(scc).filter(|s| s.len() == funcs.len()) {
+        for (&f, s) in funcs.iter().zip(sums) {
+            let _ = done[f.index()].set(s);
+        }
+        run.reused = true;
+        return run;
+    }
     let analyze_at = |pos: usize, local: &[Option<A::Summary>]| {
         let lookup = Lookup {
             cg,
@@ -437,6 +460,7 @@ fn analyze_scc<A: SccAnalysis>(
         }
         run.rounds = count.iter().copied().max().unwrap_or(0);
     }
+    analysis.finished(scc, &local);
     for (&f, s) in funcs.iter().zip(local) {
         let _ = done[f.index()].set(s);
     }

@@ -8,8 +8,12 @@
 //! Kinds of entry:
 //! - `tu` ([`tu`]): one translation unit parsed and lowered to IR, with its syntax errors and
 //!   file-scope function list, keyed by its name and preprocessed text.
+//! - `summary` ([`summaries`]): the summaries of one call-graph SCC, keyed by the SCC's bodies,
+//!   its callees' summaries and the analysis context ([`fingerprint`]).
 
+pub mod fingerprint;
 pub mod store;
+pub mod summaries;
 pub mod tu;
 
 pub use store::{CacheStats, Corruption, Key, KeyBuilder, KindStats, Store, HEADER_LEN};

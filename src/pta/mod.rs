@@ -293,6 +293,11 @@ impl PointsTo {
     pub fn origin(&self, node: u32) -> Origin {
         self.origin[node as usize]
     }
+
+    /// Abstract locations, numbered `0..node_count()`.
+    pub fn node_count(&self) -> usize {
+        self.origin.len()
+    }
 }
 
 /// Which operand of a binary operation may carry a pointer value.

@@ -19,6 +19,7 @@ pub mod exec;
 pub mod lockset;
 pub mod path;
 pub mod print;
+pub mod remap;
 pub mod threads;
 pub mod value;
 
@@ -26,7 +27,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::callgraph::CallGraph;
+use crate::callgraph::{CallGraph, Scc};
 use crate::ir::FuncId;
 use crate::link::Program;
 use crate::models::{Model, Models};
@@ -112,6 +113,15 @@ impl Summary {
     }
 }
 
+/// Somewhere summaries of earlier runs are kept (the summaries cache, [`crate::cache::summaries`]):
+/// the scheduler asks it before analysing an SCC and gives it every SCC it analysed.
+pub trait SummaryStore: Sync {
+    /// The summaries of `scc`, parallel to its functions, if stored under its current key.
+    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>>;
+    /// The summaries just computed for `scc`.
+    fn finished(&self, scc: &Scc, summaries: &[Option<Summary>]);
+}
+
 /// What every function's analysis shares.
 pub struct Context<'a> {
     pub program: &'a Program,
@@ -121,6 +131,7 @@ pub struct Context<'a> {
     /// Classes reachable from globals or thread arguments.
     pub escaping: rustc_hash::FxHashSet<u32>,
     cg: &'a CallGraph,
+    store: Option<&'a dyn SummaryStore>,
 }
 
 impl<'a> Context<'a> {
@@ -139,6 +150,7 @@ impl<'a> Context<'a> {
             models,
             escaping: pta.escaping(),
             cg,
+            store: None,
         }
     }
 
@@ -171,6 +183,16 @@ impl SccAnalysis for Context<'_> {
     fn changed(&self, old: &Summary, new: &Summary) -> bool {
         !old.same_facts(new)
     }
+
+    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>> {
+        self.store?.reuse(scc)
+    }
+
+    fn finished(&self, scc: &Scc, summaries: &[Option<Summary>]) {
+        if let Some(store) = self.store {
+            store.finished(scc, summaries);
+        }
+    }
 }
 
 /// The summaries of a program.
@@ -178,6 +200,8 @@ pub struct Summaries {
     /// `schedule.summaries` is by `FuncId`; `None` for body-less functions and failed SCCs.
     pub schedule: Schedule<Summary>,
     pub stats: SummaryStats,
+    /// What the summaries cache did, when one was used.
+    pub cache: Option<crate::cache::summaries::SummaryCacheStats>,
 }
 
 impl Summaries {
@@ -220,15 +244,32 @@ pub fn compute(
     models: &Models,
     options: &schedule::Options,
 ) -> Summaries {
+    compute_with_store(program, pta, cg, models, options, None)
+}
+
+/// [`compute`], reusing the SCCs `store` has and giving it the others.
+pub fn compute_with_store(
+    program: &Program,
+    pta: &PointsTo,
+    cg: &CallGraph,
+    models: &Models,
+    options: &schedule::Options,
+    store: Option<&dyn SummaryStore>,
+) -> Summaries {
     let start = Instant::now();
-    let ctx = Context::new(program, pta, cg, models);
+    let mut ctx = Context::new(program, pta, cg, models);
+    ctx.store = store;
     let schedule = schedule::run_with(cg, &ctx, options);
     let mut stats = summary_stats(program, &ctx, &schedule.summaries);
     stats.failed_sccs = schedule.failed.len();
     stats.nonconverged_sccs = schedule.stats.nonconverged;
     stats.max_scc_rounds = schedule.stats.max_scc_iterations;
     stats.seconds = start.elapsed().as_secs_f64();
-    Summaries { schedule, stats }
+    Summaries {
+        schedule,
+        stats,
+        cache: None,
+    }
 }
 
 fn summary_stats(program: &Program, ctx: &Context<'_>, by: &[Option<Summary>]) -> SummaryStats {

@@ -1,0 +1,324 @@
+//! The summaries cache: one entry per call-graph SCC, keyed by everything its summaries depend
+//! on (RELAY's modularity: a function's summary depends only on its own body and its callees'
+//! summaries):
+//!
+//! ```text
+//! key(SCC) = H(context, for each function of the SCC: its id and body hash,
+//!              for each callee outside the SCC: its id and the content hash of its summary)
+//! context  = H(relay version and build, options, models, layout, points-to fingerprint)
+//! ```
+//!
+//! (see [`super::fingerprint`]). The *content hash* of a summary is the hash of its stored form,
+//! so when a re-analysed function's summary comes out identical, its callers' keys do not change
+//! and they are reused (early cut-off). Summaries are stored in a portable form: interned names
+//! become indices into the entry's own sorted name list, points-to classes become canonical
+//! ranks ([`ClassTable`]); function, global, record and file ids are stored as they are (the
+//! layout is in the key).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::fingerprint::{self, ClassTable};
+use super::{store, Corruption, Key, KeyBuilder, Store};
+use crate::callgraph::{CallGraph, Scc};
+use crate::ir::{FuncId, Name};
+use crate::link::Program;
+use crate::models::Models;
+use crate::pta::PointsTo;
+use crate::summary::remap::IdMap;
+use crate::summary::{Summary, SummaryStore};
+
+const KIND: &str = "summary";
+
+/// A summary with names and classes made portable.
+#[derive(Serialize, Deserialize)]
+struct Portable {
+    /// `Name(i)` in `summary` is `names[i]`.
+    names: Vec<String>,
+    /// Classes are ranks in the run's [`ClassTable`].
+    summary: Summary,
+}
+
+/// One SCC's entry: per function (in the SCC's order), its portable summary, encoded.
+type Entry = Vec<Option<Vec<u8>>>;
+
+/// Counters of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SummaryCacheStats {
+    pub reused: usize,
+    pub stored: usize,
+    /// SCCs whose summaries could not be stored (an id without a portable form).
+    pub unportable: usize,
+}
+
+/// The summaries cache of one run (see the module documentation).
+pub struct SummaryCache<'a> {
+    store: &'a Store,
+    program: &'a Program,
+    pta: &'a PointsTo,
+    cg: &'a CallGraph,
+    classes: ClassTable,
+    context: Key,
+    bodies: Vec<Option<Key>>,
+    /// Per function: the content hash of its final summary, once its SCC is done.
+    content: Vec<OnceLock<Key>>,
+    reused: AtomicUsize,
+    stored: AtomicUsize,
+    unportable: AtomicUsize,
+}
+
+/// The options that change summaries.
+#[derive(Debug, Clone)]
+pub struct SummaryOptions {
+    pub fields: crate::pta::FieldMode,
+    pub max_rounds: u32,
+}
+
+impl<'a> SummaryCache<'a> {
+    /// `None` when the points-to classes have no canonical naming (see [`ClassTable::new`]).
+    pub fn new(
+        store: &'a Store,
+        program: &'a Program,
+        pta: &'a PointsTo,
+        cg: &'a CallGraph,
+        models: &Models,
+        options: &SummaryOptions,
+    ) -> Option<SummaryCache<'a>> {
+        let classes = ClassTable::new(program, pta)?;
+        let context = KeyBuilder::new("summary context")
+            .str(&format!("{:?}", options.fields))
+            .u64(options.max_rounds.into())
+            .key(&fingerprint::models(models))
+            .key(&fingerprint::layout(program))
+            .key(&classes.fingerprint)
+            .finish();
+        Some(SummaryCache {
+            store,
+            program,
+            pta,
+            cg,
+            classes,
+            context,
+            bodies: fingerprint::function_bodies(program),
+            content: (0..program.functions.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+            reused: AtomicUsize::new(0),
+            stored: AtomicUsize::new(0),
+            unportable: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn stats(&self) -> SummaryCacheStats {
+        SummaryCacheStats {
+            reused: self.reused.load(Ordering::Relaxed),
+            stored: self.stored.load(Ordering::Relaxed),
+            unportable: self.unportable.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The SCC's key; its callee SCCs are done, so their content hashes are known.
+    fn key(&self, scc: &Scc) -> Key {
+        let mut k = KeyBuilder::new(KIND);
+        k.key(&self.context);
+        for f in &scc.functions {
+            k.u64(f.0.into());
+            match &self.bodies[f.index()] {
+                Some(b) => k.key(b),
+                None => k.u64(0),
+            };
+        }
+        let mut callees: Vec<FuncId> = scc
+            .functions
+            .iter()
+            .flat_map(|&f| self.cg.callees(f))
+            .filter(|g| scc.functions.binary_search(g).is_err())
+            .collect();
+        callees.sort_unstable();
+        callees.dedup();
+        for g in callees {
+            k.u64(g.0.into());
+            match self.content[g.index()].get() {
+                Some(c) => k.key(c),
+                // Body-less, or its SCC failed: no summary either way.
+                None => k.u64(0),
+            };
+        }
+        k.finish()
+    }
+
+    fn encode(&self, s: &Summary) -> Option<Vec<u8>> {
+        let mut used = NameCollector {
+            names: Vec::new(),
+            classes: &self.classes,
+            pta: self.pta,
+        };
+        s.remap(&mut used)?;
+        let mut names: Vec<(&str, Name)> = used
+            .names
+            .iter()
+            .map(|&n| (self.program.names.get(n), n))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let index: FxHashMap<Name, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, n))| (n, i as u32))
+            .collect();
+        let mut to_portable = ToPortable {
+            index: &index,
+            classes: &self.classes,
+            pta: self.pta,
+        };
+        let summary = s.remap(&mut to_portable)?;
+        let portable = Portable {
+            names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
+            summary,
+        };
+        store::encode(&portable).ok()
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Summary, Corruption> {
+        let p: Portable = store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
+        let names: Vec<Name> = p
+            .names
+            .iter()
+            .map(|s| self.program.names.intern(s))
+            .collect();
+        let mut from = FromPortable {
+            names: &names,
+            classes: &self.classes,
+        };
+        p.summary
+            .remap(&mut from)
+            .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))
+    }
+
+    fn load(&self, key: &Key) -> Result<Option<Vec<(Option<Summary>, Key)>>, Corruption> {
+        let Some(bytes) = self.store.read(KIND, key)? else {
+            return Ok(None);
+        };
+        let entry: Entry = store::decode(&bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
+        entry
+            .iter()
+            .map(|blob| match blob {
+                Some(b) => Ok((Some(self.decode(b)?), content_key(b))),
+                None => Ok((None, none_key(key))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}
+
+/// The content hash of a stored summary.
+fn content_key(bytes: &[u8]) -> Key {
+    KeyBuilder::new("summary content").bytes(bytes).finish()
+}
+
+/// The content hash of "no summary" in an SCC (a failed SCC publishes none).
+fn none_key(scc: &Key) -> Key {
+    KeyBuilder::new("no summary").key(scc).finish()
+}
+
+impl SummaryStore for SummaryCache<'_> {
+    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>> {
+        let key = self.key(scc);
+        let loaded = match self.load(&key) {
+            Ok(Some(l)) if l.len() == scc.functions.len() => l,
+            Ok(_) => return None,
+            Err(c) => {
+                self.store.invalidate(KIND, &key, &c);
+                return None;
+            }
+        };
+        let mut out = Vec::with_capacity(loaded.len());
+        for (&f, (s, content)) in scc.functions.iter().zip(loaded) {
+            let _ = self.content[f.index()].set(content);
+            out.push(s);
+        }
+        self.reused.fetch_add(1, Ordering::Relaxed);
+        Some(out)
+    }
+
+    fn finished(&self, scc: &Scc, summaries: &[Option<Summary>]) {
+        let key = self.key(scc);
+        let entry: Option<Entry> = summaries
+            .iter()
+            .map(|s| match s {
+                Some(s) => self.encode(s).map(Some),
+                None => Some(None),
+            })
+            .collect();
+        match &entry {
+            Some(entry) => {
+                for (&f, blob) in scc.functions.iter().zip(entry) {
+                    let c = blob.as_deref().map_or_else(|| none_key(&key), content_key);
+                    let _ = self.content[f.index()].set(c);
+                }
+                self.store.put_value_or_warn(KIND, &key, entry);
+                self.stored.fetch_add(1, Ordering::Relaxed);
+            }
+            None => {
+                // Deterministic in the key: callers may still be cached.
+                for &f in &scc.functions {
+                    let c = KeyBuilder::new("unportable")
+                        .key(&key)
+                        .u64(f.0.into())
+                        .finish();
+                    let _ = self.content[f.index()].set(c);
+                }
+                self.unportable.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Records the names a summary uses; checks every class has a rank.
+struct NameCollector<'a> {
+    names: Vec<Name>,
+    classes: &'a ClassTable,
+    pta: &'a PointsTo,
+}
+
+impl IdMap for NameCollector<'_> {
+    fn name(&mut self, n: Name) -> Option<Name> {
+        self.names.push(n);
+        Some(n)
+    }
+    fn class(&mut self, c: u32) -> Option<u32> {
+        self.classes.rank(self.pta, c).map(|_| c)
+    }
+}
+
+struct ToPortable<'a> {
+    index: &'a FxHashMap<Name, u32>,
+    classes: &'a ClassTable,
+    pta: &'a PointsTo,
+}
+
+impl IdMap for ToPortable<'_> {
+    fn name(&mut self, n: Name) -> Option<Name> {
+        self.index.get(&n).map(|&i| Name(i))
+    }
+    fn class(&mut self, c: u32) -> Option<u32> {
+        self.classes.rank(self.pta, c)
+    }
+}
+
+struct FromPortable<'a> {
+    names: &'a [Name],
+    classes: &'a ClassTable,
+}
+
+impl IdMap for FromPortable<'_> {
+    fn name(&mut self, n: Name) -> Option<Name> {
+        self.names.get(n.0 as usize).copied()
+    }
+    fn class(&mut self, rank: u32) -> Option<u32> {
+        self.classes.class(rank)
+    }
+}

@@ -1,0 +1,246 @@
+//! Renaming the run-specific ids inside a summary: interned [`Name`]s (their numbering depends
+//! on the order parallel units were interned) and points-to classes (union-find representatives,
+//! which move when any node is added). The summaries cache stores summaries with these ids
+//! replaced by portable ones and maps them back on load ([`crate::cache::summaries`]).
+//!
+//! Renaming changes the order of paths, so the result is put back into the canonical form a
+//! freshly computed summary has (sorted tables, accesses and `may` sets): a loaded summary is
+//! equal to the one the analysis would compute.
+
+use std::collections::BTreeSet;
+
+use super::access::{AccessTables, GuardedAccess, Spawn};
+use super::lockset::{Lock, RelativeLockset};
+use super::path::{Path, Root, Step};
+use super::threads::ThreadState;
+use super::value::SymVal;
+use super::Summary;
+use crate::ir::Name;
+
+/// A renaming of names and classes; `None` means the id cannot be renamed (the summary is then
+/// not portable, or not valid here).
+pub trait IdMap {
+    fn name(&mut self, n: Name) -> Option<Name>;
+    fn class(&mut self, c: u32) -> Option<u32>;
+}
+
+impl Summary {
+    /// The summary with every name and class renamed by `m`, in canonical form; `None` if `m`
+    /// cannot rename one of them.
+    pub fn remap(&self, m: &mut impl IdMap) -> Option<Summary> {
+        let (tables, accesses) = remap_accesses(&self.tables, &self.accesses, m)?;
+        Some(Summary {
+            lockset: lockset(&self.lockset, m)?,
+            ret: value(&self.ret, m)?,
+            accesses,
+            tables,
+            spawns: self
+                .spawns
+                .iter()
+                .map(|s| spawn(s, m))
+                .collect::<Option<_>>()?,
+            threads: ThreadState {
+                spawned: self.threads.spawned,
+                live: path_set(&self.threads.live, m)?,
+                joined: path_set(&self.threads.joined, m)?,
+            },
+            formal_escapes: self.formal_escapes.clone(),
+            widened: self.widened,
+            modelled: self.modelled,
+            coarsened: self.coarsened,
+        })
+    }
+}
+
+pub fn path(p: &Path, m: &mut impl IdMap) -> Option<Path> {
+    let root = match p.root {
+        Root::Rep(c) => Root::Rep(m.class(c)?),
+        Root::Pseudo(n) => Root::Pseudo(m.name(n)?),
+        r @ (Root::Global(_) | Root::Formal(_) | Root::Local(_)) => r,
+    };
+    let steps = p
+        .steps
+        .iter()
+        .map(|s| match *s {
+            Step::Field(r, n) => Some(Step::Field(r, m.name(n)?)),
+            s @ (Step::Deref | Step::Index) => Some(s),
+        })
+        .collect::<Option<_>>()?;
+    Some(Path { root, steps })
+}
+
+fn path_set(s: &BTreeSet<Path>, m: &mut impl IdMap) -> Option<BTreeSet<Path>> {
+    s.iter().map(|p| path(p, m)).collect()
+}
+
+fn lock(l: &Lock, m: &mut impl IdMap) -> Option<Lock> {
+    Some(Lock {
+        path: path(&l.path, m)?,
+        mode: l.mode,
+    })
+}
+
+fn lockset(l: &RelativeLockset, m: &mut impl IdMap) -> Option<RelativeLockset> {
+    Some(RelativeLockset {
+        plus: l.plus.iter().map(|x| lock(x, m)).collect::<Option<_>>()?,
+        minus: path_set(&l.minus, m)?,
+    })
+}
+
+fn value(v: &SymVal, m: &mut impl IdMap) -> Option<SymVal> {
+    Some(match v {
+        SymVal::Init(p) => SymVal::Init(path(p, m)?),
+        SymVal::Must(p) => SymVal::Must(path(p, m)?),
+        SymVal::May(ps) => {
+            let mut ps: Vec<Path> = ps.iter().map(|p| path(p, m)).collect::<Option<_>>()?;
+            ps.sort();
+            SymVal::May(ps)
+        }
+        SymVal::Try { lock: l, nonzero } => SymVal::Try {
+            lock: lock(l, m)?,
+            nonzero: *nonzero,
+        },
+        SymVal::Bottom | SymVal::Top | SymVal::Int(_) | SymVal::Func(_) => v.clone(),
+    })
+}
+
+fn spawn(s: &Spawn, m: &mut impl IdMap) -> Option<Spawn> {
+    Some(Spawn {
+        arg: match &s.arg {
+            Some(p) => Some(path(p, m)?),
+            None => None,
+        },
+        ..s.clone()
+    })
+}
+
+/// Renamed tables, sorted again, and the accesses re-indexed and sorted as
+/// [`super::access::AccessSet::finish`] leaves them.
+fn remap_accesses(
+    t: &AccessTables,
+    accesses: &[GuardedAccess],
+    m: &mut impl IdMap,
+) -> Option<(AccessTables, Vec<GuardedAccess>)> {
+    let paths: Vec<Path> = t.paths.iter().map(|p| path(p, m)).collect::<Option<_>>()?;
+    let locksets: Vec<RelativeLockset> = t
+        .locksets
+        .iter()
+        .map(|l| lockset(l, m))
+        .collect::<Option<_>>()?;
+    let (paths, path_new) = sorted(paths);
+    let (locksets, lockset_new) = sorted(locksets);
+    let mut out = Vec::with_capacity(accesses.len());
+    for a in accesses {
+        out.push(GuardedAccess {
+            path: path_new[a.path as usize],
+            locks: lockset_new[a.locks as usize],
+            class: match a.class {
+                Some(c) => Some(m.class(c)?),
+                None => None,
+            },
+            ..a.clone()
+        });
+    }
+    out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
+    Some((AccessTables { paths, locksets }, out))
+}
+
+/// The items sorted, and the new index of each old one.
+fn sorted<T: Ord>(items: Vec<T>) -> (Vec<T>, Vec<u32>) {
+    let mut items: Vec<(T, usize)> = items.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
+    items.sort();
+    let mut new = vec![0u32; items.len()];
+    for (pos, (_, old)) in items.iter().enumerate() {
+        new[*old] = pos as u32;
+    }
+    (items.into_iter().map(|(t, _)| t).collect(), new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{GlobalId, RecordId};
+    use crate::summary::access::{AccessKind, Witness};
+    use crate::summary::threads::Phase;
+
+    /// Reverses the order of names and classes below 10: sorting must be redone.
+    struct Reverse;
+    impl IdMap for Reverse {
+        fn name(&mut self, n: Name) -> Option<Name> {
+            (n.0 < 10).then(|| Name(9 - n.0))
+        }
+        fn class(&mut self, c: u32) -> Option<u32> {
+            (c < 10).then(|| 9 - c)
+        }
+    }
+
+    fn field(root: Root, n: u32) -> Path {
+        Path::new(root).with(Step::Deref).with(Step::Field(RecordId(0), Name(n)))
+    }
+
+    fn summary() -> Summary {
+        let paths = vec![field(Root::Rep(1), 2), field(Root::Rep(3), 1), field(Root::Formal(0), 5)];
+        let lock = |p: Path| Lock {
+            path: p,
+            mode: crate::models::LockMode::Exclusive,
+        };
+        let locksets = vec![
+            RelativeLockset::default(),
+            RelativeLockset {
+                plus: [lock(field(Root::Global(GlobalId(0)), 4))].into(),
+                minus: BTreeSet::new(),
+            },
+        ];
+        let access = |path, locks, class| GuardedAccess {
+            path,
+            locks,
+            kind: AccessKind::Write,
+            atomic: false,
+            class,
+            phase: Phase::Before,
+            witnesses: vec![Witness {
+                loc: crate::ir::Loc::default(),
+                chain: Vec::new(),
+                func: None,
+            }],
+        };
+        Summary {
+            accesses: vec![access(0, 0, Some(1)), access(1, 1, Some(3)), access(2, 0, None)],
+            tables: AccessTables { paths, locksets },
+            ret: SymVal::May(vec![field(Root::Rep(1), 0), field(Root::Rep(2), 0)]),
+            ..Summary::default()
+        }
+    }
+
+    #[test]
+    fn renaming_twice_is_the_identity_and_stays_canonical() {
+        let s = summary();
+        let r = s.remap(&mut Reverse).unwrap();
+        assert_ne!(r, s);
+        assert!(r.tables.paths.windows(2).all(|w| w[0] < w[1]));
+        assert!(matches!(&r.ret, SymVal::May(ps) if ps.windows(2).all(|w| w[0] < w[1])));
+        // Each access still denotes the same (renamed) path, lockset and class.
+        let renamed: BTreeSet<_> = s
+            .accesses()
+            .map(|a| {
+                let p = path(a.path, &mut Reverse).unwrap();
+                let l = lockset(a.locks, &mut Reverse).unwrap();
+                (p, l, a.class.map(|c| 9 - c))
+            })
+            .collect();
+        let got: BTreeSet<_> = r
+            .accesses()
+            .map(|a| (a.path.clone(), a.locks.clone(), a.class))
+            .collect();
+        assert_eq!(renamed, got);
+        let back = r.remap(&mut Reverse).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn an_unmappable_id_fails_the_whole_summary() {
+        let mut s = summary();
+        s.tables.paths.push(field(Root::Rep(42), 0));
+        assert!(s.remap(&mut Reverse).is_none());
+    }
+}

@@ -1,0 +1,234 @@
+//! The summaries cache (src/cache/summaries.rs): reused summaries equal freshly computed ones,
+//! an edit re-analyses exactly the edited function and the callers its summary change reaches
+//! (early cut-off stops the rest), corrupt entries are recomputed, and concurrent runs sharing a
+//! cache directory both succeed.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use relay::cache::Store;
+use relay::frontend::lower::lower_unit;
+use relay::ir::names::Names;
+use relay::ir::FuncId;
+use relay::link::{Linker, Program};
+use relay::models::Models;
+use relay::pipeline::{self, Options};
+use relay::summary::Summaries;
+
+/// Lowers and links a file, with `shift` unrelated names interned first: name ids then differ
+/// from another run's, as they do between runs that intern units in parallel.
+fn program(path: &Path, shift: u32) -> Program {
+    let text = common::preprocess(path);
+    let names = Names::new();
+    for i in 0..shift {
+        names.intern(&format!("__shift_{i}"));
+    }
+    let lowered = lower_unit(path.display().to_string(), &text, &names);
+    assert!(lowered.parse_errors.is_empty(), "{:?}", lowered.parse_errors);
+    let mut linker = Linker::new(Arc::new(names));
+    linker.add(0, lowered.unit);
+    linker.finish()
+}
+
+fn summaries(p: &Program, store: Option<&Store>) -> Summaries {
+    let options = Options {
+        schedule: relay::schedule::Options {
+            jobs: 2,
+            ..Options::default().schedule
+        },
+        ..Options::default()
+    };
+    pipeline::summarize_cached(p, &Models::builtin(), &options, store).2
+}
+
+fn analysed(s: &Summaries) -> usize {
+    s.schedule.stats.sccs_analyzed - s.schedule.stats.sccs_reused
+}
+
+fn assert_same(p: &Program, a: &Summaries, b: &Summaries, what: &str) {
+    for i in 0..p.functions.len() {
+        let f = FuncId(i as u32);
+        assert_eq!(a.get(f), b.get(f), "{what}: {}", p.function_name(f));
+    }
+}
+
+fn race_fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/race");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn reused_summaries_equal_computed_ones_on_every_fixture() {
+    for path in race_fixtures() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let cold = summaries(&program(&path, 0), Some(&store));
+        assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
+        let stored = cold.cache.unwrap().stored;
+        let p = program(&path, 37);
+        let warm = summaries(&p, Some(&store));
+        let fresh = summaries(&p, None);
+        assert_eq!(
+            warm.schedule.stats.sccs_reused,
+            stored,
+            "{}: every stored SCC is reused",
+            path.display()
+        );
+        assert_eq!(
+            analysed(&warm),
+            cold.cache.unwrap().unportable,
+            "{}: only unportable SCCs are re-analysed",
+            path.display()
+        );
+        assert_same(&p, &warm, &fresh, &path.display().to_string());
+    }
+}
+
+const PROGRAM: &str = r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x, y, z;
+void leaf(void) { x = 1; }
+void mid(void) { leaf(); }
+void top(void) { mid(); }
+void other(void) { pthread_mutex_lock(&m); y = 1; pthread_mutex_unlock(&m); }
+void unrelated(void) { z = 1; }
+void *thr(void *a) { top(); other(); unrelated(); return a; }
+int main(void) {
+    pthread_t t1, t2;
+    pthread_create(&t1, 0, thr, 0);
+    pthread_create(&t2, 0, thr, 0);
+    return 0;
+}
+"#;
+
+/// `leaf` and every function that (transitively) calls it.
+fn leaf_and_callers(p: &Program) -> BTreeSet<String> {
+    ["leaf", "mid", "top", "thr"]
+        .iter()
+        .map(|s| {
+            assert!(
+                (0..p.functions.len()).any(|i| p.function_name(FuncId(i as u32)) == *s),
+                "{s} exists"
+            );
+            s.to_string()
+        })
+        .collect()
+}
+
+fn run_edit(dir: &Path, store: &Store, text: &str) -> (Program, Summaries) {
+    let file = dir.join("prog.c");
+    std::fs::write(&file, text).unwrap();
+    let p = program(&file, 0);
+    let s = summaries(&p, Some(store));
+    let fresh = summaries(&p, None);
+    assert_same(&p, &s, &fresh, "after the edit");
+    (p, s)
+}
+
+#[test]
+fn an_edit_reanalyses_the_function_and_only_the_callers_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let (p, cold) = run_edit(dir.path(), &store, PROGRAM);
+    let all = cold.schedule.stats.sccs_analyzed;
+    assert_eq!(analysed(&cold), all);
+
+    // Same facts, same line: leaf is re-analysed, its summary is unchanged, nothing else is.
+    let same = PROGRAM.replace("x = 1;", "x = 2;");
+    let (_, s) = run_edit(dir.path(), &store, &same);
+    assert_eq!(analysed(&s), 1, "only leaf");
+
+    // Leaf now locks: its summary changes, so do its callers' (mid, top, thr); other,
+    // unrelated and main are reused.
+    let locked = PROGRAM.replace(
+        "x = 1;",
+        "pthread_mutex_lock(&m); x = 1; pthread_mutex_unlock(&m);",
+    );
+    let (_, s) = run_edit(dir.path(), &store, &locked);
+    let expected = leaf_and_callers(&p).len();
+    assert_eq!(analysed(&s), expected, "leaf, mid, top, thr");
+    assert_eq!(s.schedule.stats.sccs_reused, all - expected);
+
+    // Back to the original text: everything comes from the cache.
+    let (_, s) = run_edit(dir.path(), &store, PROGRAM);
+    assert_eq!(analysed(&s), 0);
+}
+
+#[test]
+fn corrupt_summary_entries_are_recomputed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let (_, cold) = run_edit(dir.path(), &store, PROGRAM);
+    let stored = cold.cache.unwrap().stored;
+    let mut corrupted = 0;
+    for e in walk(&cache.path().join("summary")) {
+        let mut bytes = std::fs::read(&e).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&e, bytes).unwrap();
+        corrupted += 1;
+    }
+    assert_eq!(corrupted, stored);
+    let store = Store::open(cache.path()).unwrap();
+    let (_, s) = run_edit(dir.path(), &store, PROGRAM);
+    assert_eq!(s.schedule.stats.sccs_reused, 0);
+    assert_eq!(store.corrupt_entries(), stored);
+    // Recomputed and stored again: the next run reuses everything.
+    let (_, s) = run_edit(dir.path(), &store, PROGRAM);
+    assert_eq!(analysed(&s), 0);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn concurrent_analyze_runs_share_a_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/race/thread_pool.c");
+    let run = || {
+        let cache = cache.path().to_path_buf();
+        let fixture = fixture.clone();
+        std::thread::spawn(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
+                .args(["analyze", "--format", "json", "-q", "--cache"])
+                .arg(&cache)
+                .arg(&fixture)
+                .output()
+                .unwrap()
+        })
+    };
+    let (a, b) = (run(), run());
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    let strip = |o: &std::process::Output| {
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["stats"]["times"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(a.status.code(), Some(1), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(b.status.code(), Some(1), "{}", String::from_utf8_lossy(&b.stderr));
+    assert_eq!(strip(&a), strip(&b));
+    // A third run reuses and reports the same.
+    let c = run().join().unwrap();
+    assert_eq!(strip(&c), strip(&a));
+}
