@@ -27,7 +27,11 @@ fn program(path: &Path, shift: u32) -> Program {
         names.intern(&format!("__shift_{i}"));
     }
     let lowered = lower_unit(path.display().to_string(), &text, &names);
-    assert!(lowered.parse_errors.is_empty(), "{:?}", lowered.parse_errors);
+    assert!(
+        lowered.parse_errors.is_empty(),
+        "{:?}",
+        lowered.parse_errors
+    );
     let mut linker = Linker::new(Arc::new(names));
     linker.add(0, lowered.unit);
     linker.finish()
@@ -225,8 +229,18 @@ fn concurrent_analyze_runs_share_a_cache() {
         v["stats"]["times"] = serde_json::Value::Null;
         v
     };
-    assert_eq!(a.status.code(), Some(1), "{}", String::from_utf8_lossy(&a.stderr));
-    assert_eq!(b.status.code(), Some(1), "{}", String::from_utf8_lossy(&b.stderr));
+    assert_eq!(
+        a.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    assert_eq!(
+        b.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&b.stderr)
+    );
     assert_eq!(strip(&a), strip(&b));
     // A third run reuses and reports the same.
     let c = run().join().unwrap();

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{Key, KeyBuilder};
-use crate::ir::{FuncId, Linkage};
+use crate::ir::{FuncId, GlobalKind, Linkage};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::{Origin, PointsTo};
@@ -45,9 +45,14 @@ pub fn layout(program: &Program) -> Key {
         let g = &g.global;
         // Not the location or the initializer: pointer flow from initializers is in the
         // points-to fingerprint, and a global's line does not reach summaries.
+        let kind = match g.kind {
+            GlobalKind::Global => "",
+            GlobalKind::StaticLocal { function } => program.names.get(function),
+        };
         k.str(program.names.get(g.name))
             .str(&p.ty(g.ty))
-            .str(&format!("{:?} {:?} {:?} {}", g.kind, g.linkage, g.flags, g.defined));
+            .str(kind)
+            .str(&format!("{:?} {:?} {}", g.linkage, g.flags, g.defined));
     }
     let records = program.types.records();
     k.u64(records.len() as u64);
@@ -95,6 +100,9 @@ pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
 pub struct ClassTable {
     /// Class representative → rank (canonical classes only).
     rank: FxHashMap<u32, u32>,
+    /// Class representative → name, for the classes private to one function (not in the
+    /// fingerprint: stored by name, found again through the function's locals).
+    private: FxHashMap<u32, String>,
     /// Rank → class representative.
     reps: Vec<u32>,
     pub fingerprint: Key,
@@ -119,7 +127,10 @@ impl ClassTable {
         let mut class_name: FxHashMap<u32, String> = members
             .iter()
             .filter_map(|(&c, ms)| {
-                let min = ms.iter().filter_map(|&m| names[m as usize].as_ref()).min()?;
+                let min = ms
+                    .iter()
+                    .filter_map(|&m| names[m as usize].as_ref())
+                    .min()?;
                 Some((c, min.clone()))
             })
             .collect();
@@ -138,6 +149,11 @@ impl ClassTable {
             .iter()
             .filter(|(&c, _)| !private(c))
             .map(|(&c, name)| (name.as_str(), c))
+            .collect();
+        let private_names: FxHashMap<u32, String> = class_name
+            .iter()
+            .filter(|(&c, _)| private(c))
+            .map(|(&c, name)| (c, name.clone()))
             .collect();
         canonical.sort_unstable();
         if canonical.windows(2).any(|w| w[0].0 == w[1].0) {
@@ -169,6 +185,7 @@ impl ClassTable {
         Some(ClassTable {
             reps: canonical.iter().map(|&(_, c)| c).collect(),
             rank,
+            private: private_names,
             fingerprint: k.finish(),
         })
     }
@@ -181,6 +198,33 @@ impl ClassTable {
     /// The class representative of a rank.
     pub fn class(&self, rank: u32) -> Option<u32> {
         self.reps.get(rank as usize).copied()
+    }
+
+    /// The name of a class private to one function (`l7.buf#0`, `r7`).
+    pub fn private_name(&self, pta: &PointsTo, class: u32) -> Option<&str> {
+        self.private.get(&pta.class(class)).map(String::as_str)
+    }
+
+    /// The class a [`ClassTable::private_name`] names in this program, found through the
+    /// function's locals (its body is part of every key that stores the name).
+    pub fn private_class(program: &Program, pta: &PointsTo, name: &str) -> Option<u32> {
+        if let Some(f) = name.strip_prefix('r') {
+            let f: u32 = f.parse().ok()?;
+            return (f < program.functions.len() as u32)
+                .then(|| pta.class(pta.return_node(FuncId(f))));
+        }
+        let (f, local) = name.strip_prefix('l')?.split_once('.')?;
+        let f = FuncId(f.parse().ok()?);
+        let (local, ordinal) = local.rsplit_once('#')?;
+        let ordinal: u32 = ordinal.parse().ok()?;
+        let body = program.functions.get(f.index())?.body.as_ref()?;
+        let ordinals = local_ordinals(program, f);
+        let l = body
+            .locals
+            .iter()
+            .zip(&ordinals)
+            .position(|(l, &o)| o == ordinal && program.names.get(l.name) == local)?;
+        Some(pta.class(pta.local_node(f, crate::ir::LocalId(l as u32))))
     }
 }
 
@@ -216,7 +260,10 @@ fn node_names(program: &Program, pta: &PointsTo) -> Vec<Option<String>> {
                 }
                 Origin::Str(s) => {
                     let text = program.strings.get(s.0 as usize)?;
-                    format!("s{}", &KeyBuilder::new("str").str(text).finish().hex()[..16])
+                    format!(
+                        "s{}",
+                        &KeyBuilder::new("str").str(text).finish().hex()[..16]
+                    )
                 }
                 Origin::Field(r, name) => format!("m{}.{}", r.0, program.names.get(name)),
                 Origin::Fresh => return None,

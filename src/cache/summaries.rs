@@ -38,9 +38,14 @@ const KIND: &str = "summary";
 struct Portable {
     /// `Name(i)` in `summary` is `names[i]`.
     names: Vec<String>,
-    /// Classes are ranks in the run's [`ClassTable`].
+    /// Classes private to one function, by name ([`ClassTable::private_name`]).
+    private: Vec<String>,
+    /// Classes are ranks in the run's [`ClassTable`], or `PRIVATE | i` for `private[i]`.
     summary: Summary,
 }
+
+/// Marks a portable class id as an index into [`Portable::private`].
+const PRIVATE: u32 = 1 << 31;
 
 /// One SCC's entry: per function (in the SCC's order), its portable summary, encoded.
 type Entry = Vec<Option<Vec<u8>>>;
@@ -153,10 +158,14 @@ impl<'a> SummaryCache<'a> {
     fn encode(&self, s: &Summary) -> Option<Vec<u8>> {
         let mut used = NameCollector {
             names: Vec::new(),
+            private: Vec::new(),
             classes: &self.classes,
             pta: self.pta,
         };
         s.remap(&mut used)?;
+        let mut private = used.private;
+        private.sort_unstable();
+        private.dedup();
         let mut names: Vec<(&str, Name)> = used
             .names
             .iter()
@@ -171,12 +180,14 @@ impl<'a> SummaryCache<'a> {
             .collect();
         let mut to_portable = ToPortable {
             index: &index,
+            private: &private,
             classes: &self.classes,
             pta: self.pta,
         };
         let summary = s.remap(&mut to_portable)?;
         let portable = Portable {
             names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
+            private: private.into_iter().map(str::to_string).collect(),
             summary,
         };
         store::encode(&portable).ok()
@@ -189,8 +200,14 @@ impl<'a> SummaryCache<'a> {
             .iter()
             .map(|s| self.program.names.intern(s))
             .collect();
+        let private: Vec<Option<u32>> = p
+            .private
+            .iter()
+            .map(|n| ClassTable::private_class(self.program, self.pta, n))
+            .collect();
         let mut from = FromPortable {
             names: &names,
+            private: &private,
             classes: &self.classes,
         };
         p.summary
@@ -277,9 +294,11 @@ impl SummaryStore for SummaryCache<'_> {
     }
 }
 
-/// Records the names a summary uses; checks every class has a rank.
+/// Records the names and private classes a summary uses; checks every class has a portable
+/// form.
 struct NameCollector<'a> {
     names: Vec<Name>,
+    private: Vec<&'a str>,
     classes: &'a ClassTable,
     pta: &'a PointsTo,
 }
@@ -290,12 +309,17 @@ impl IdMap for NameCollector<'_> {
         Some(n)
     }
     fn class(&mut self, c: u32) -> Option<u32> {
-        self.classes.rank(self.pta, c).map(|_| c)
+        if self.classes.rank(self.pta, c).is_none() {
+            self.private.push(self.classes.private_name(self.pta, c)?);
+        }
+        Some(c)
     }
 }
 
 struct ToPortable<'a> {
     index: &'a FxHashMap<Name, u32>,
+    /// Sorted.
+    private: &'a [&'a str],
     classes: &'a ClassTable,
     pta: &'a PointsTo,
 }
@@ -305,12 +329,18 @@ impl IdMap for ToPortable<'_> {
         self.index.get(&n).map(|&i| Name(i))
     }
     fn class(&mut self, c: u32) -> Option<u32> {
-        self.classes.rank(self.pta, c)
+        if let Some(r) = self.classes.rank(self.pta, c) {
+            return (r < PRIVATE).then_some(r);
+        }
+        let name = self.classes.private_name(self.pta, c)?;
+        let i = self.private.binary_search(&name).ok()? as u32;
+        (i < PRIVATE).then_some(PRIVATE | i)
     }
 }
 
 struct FromPortable<'a> {
     names: &'a [Name],
+    private: &'a [Option<u32>],
     classes: &'a ClassTable,
 }
 
@@ -318,7 +348,10 @@ impl IdMap for FromPortable<'_> {
     fn name(&mut self, n: Name) -> Option<Name> {
         self.names.get(n.0 as usize).copied()
     }
-    fn class(&mut self, rank: u32) -> Option<u32> {
-        self.classes.class(rank)
+    fn class(&mut self, c: u32) -> Option<u32> {
+        if c & PRIVATE != 0 {
+            return *self.private.get((c & !PRIVATE) as usize)?;
+        }
+        self.classes.class(c)
     }
 }

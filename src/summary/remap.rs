@@ -175,11 +175,17 @@ mod tests {
     }
 
     fn field(root: Root, n: u32) -> Path {
-        Path::new(root).with(Step::Deref).with(Step::Field(RecordId(0), Name(n)))
+        Path::new(root)
+            .with(Step::Deref)
+            .with(Step::Field(RecordId(0), Name(n)))
     }
 
     fn summary() -> Summary {
-        let paths = vec![field(Root::Rep(1), 2), field(Root::Rep(3), 1), field(Root::Formal(0), 5)];
+        let paths = vec![
+            field(Root::Rep(1), 2),
+            field(Root::Rep(3), 1),
+            field(Root::Formal(0), 5),
+        ];
         let lock = |p: Path| Lock {
             path: p,
             mode: crate::models::LockMode::Exclusive,
@@ -205,7 +211,11 @@ mod tests {
             }],
         };
         Summary {
-            accesses: vec![access(0, 0, Some(1)), access(1, 1, Some(3)), access(2, 0, None)],
+            accesses: vec![
+                access(0, 0, Some(1)),
+                access(1, 1, Some(3)),
+                access(2, 0, None),
+            ],
             tables: AccessTables { paths, locksets },
             ret: SymVal::May(vec![field(Root::Rep(1), 0), field(Root::Rep(2), 0)]),
             ..Summary::default()
