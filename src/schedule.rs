@@ -22,6 +22,9 @@
 //!   be). They are bounded by [`Options::max_rounds`] ([`DEFAULT_MAX_ROUNDS`] = 32): an SCC that
 //!   would analyse a function once more keeps its latest summaries instead and is counted in
 //!   [`ScheduleStats::nonconverged`]. The analysis must be monotone for the fixpoint to exist.
+//! - **Reuse.** Before analysing an SCC the scheduler asks [`SccAnalysis::reuse`] for its
+//!   summaries (the summaries cache answers when the SCC's key is stored); an analysed SCC is
+//!   handed to [`SccAnalysis::finished`] before its callers are released.
 //! - **Failures.** A panic inside [`SccAnalysis::analyze`] is caught: the SCC is reported in
 //!   [`Schedule::failed`] with the panic message, its functions get no summary, and the run goes
 //!   on (its callers see `None` for them).

@@ -106,9 +106,13 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         },
         entries: Default::default(),
     };
-    let (_pta, _cg, sums, times) =
-        pool.install(|| pipeline::summarize(&program, &models, &options));
+    let (_pta, _cg, sums, times) = pool.install(|| {
+        pipeline::summarize_cached(&program, &models, &options, store.as_ref())
+    });
     super::report_failed_sccs(&program, &sums);
+    if store.is_some() {
+        super::report_summary_cache(&mut std::io::stderr().lock(), &sums)?;
+    }
     let wanted: Vec<FuncId> = (0..program.functions.len() as u32)
         .map(FuncId)
         .filter(|&f| {
