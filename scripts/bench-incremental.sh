@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench-incremental.sh [sqlite]   (default: sqlite)
+# Usage: scripts/bench-incremental.sh [sqlite] [linux]   (default: sqlite)
 #
 # Incremental reanalysis with the on-disk cache, side by side in one run, per corpus:
 #   (a)  cold:            empty cache
@@ -9,9 +9,11 @@
 #   (d)  lock edit:       a function now returns holding a lock, so its callers' summaries change
 #   (e)  relay report --filter all=on   (filters changed, no reanalysis)
 # Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused (from
-# relay's stderr). Edits are made to copies of the preprocessed text (a .i file), never to the
-# corpus. Input: /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh), preprocessed once.
-# Not yet: the Linux subset (a cold run alone takes about an hour on 2 cores and ~18 GB).
+# relay's stderr). Edits are made to preprocessed text (.i): SQLite's is a copy
+# (/work/corpus/sqlite/sqlite3.c, scripts/corpus-sqlite.sh, preprocessed once); the Linux subset's
+# kernel/groups.i (scripts/corpus-linux.sh) is edited in place and always restored. The Linux
+# subset (kernel mm drivers/net/ethernet/intel/e1000, --max-rounds 4) needs about an hour for
+# the cold run on 2 cores and ~18 GB of memory.
 # Env: RELAY (default target/release/relay), JOBS (default 2), CORPUS (default /work/corpus),
 #      KEEP=1 keeps the work directory.
 set -euo pipefail
@@ -23,10 +25,10 @@ CORPUS=${CORPUS:-/work/corpus}
 die() { printf 'bench-incremental: error: %s\n' "$*" >&2; exit 1; }
 [[ -x $RELAY ]] || (cd "$ROOT" && cargo build --release >&2)
 WORK=$(mktemp -d /tmp/bench-incremental.XXXXXX)
-[[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$WORK"' EXIT
 
-# edit FILE MODE FUNCTION-HEADER: inserts a statement after the header's `{`, on the same line
-# (same-line), on a new line (new-line), or a lock acquisition (lock:EXPR) on the same line.
+# edit FILE MODE FUNCTION-HEADER: inserts a statement after the header (which ends with the
+# body's `{`): a dead local on the same line (same-line) or on a new line (new-line), or the
+# statement TEXT on the same line (insert:TEXT).
 edit() {
     python3 - "$@" <<'EOF'
 import sys
@@ -39,8 +41,8 @@ if mode == "same-line":
     stmt = " volatile int relay_bench_edit = 1; (void)relay_bench_edit;"
 elif mode == "new-line":
     stmt = "\n volatile int relay_bench_edit = 1; (void)relay_bench_edit;"
-elif mode.startswith("lock:"):
-    stmt = f" sqlite3_mutex_enter({mode[5:]});"
+elif mode.startswith("insert:"):
+    stmt = " " + mode[len("insert:"):]
 else:
     sys.exit(f"bench-incremental: unknown edit {mode}")
 open(path, "w", encoding="latin-1").write(text.replace(header, header + stmt))
@@ -67,15 +69,23 @@ run() {
         "${units:--}" "${sccs:--}"
 }
 
-# bench NAME INPUT-ARGS... -- EDIT-FILE LEAF-HEADER LOCK-HEADER LOCK-EXPR ANALYZE-ARGS...
+RESTORE=()
+restore() {
+    if [[ ${#RESTORE[@]} -eq 2 ]]; then cp "${RESTORE[1]}" "${RESTORE[0]}"; fi
+    [[ ${KEEP:-0} == 1 ]] || rm -rf "$WORK"
+}
+trap restore EXIT
+
+# bench NAME INPUT-ARGS... -- EDIT-FILE LEAF-HEADER LOCK-HEADER LOCK-STATEMENT ANALYZE-ARGS...
 bench() {
     CORPUS_NAME=$1; shift
     local inputs=()
     while [[ $1 != -- ]]; do inputs+=("$1"); shift; done
     shift
-    local file=$1 leaf=$2 lockfn=$3 lockexpr=$4; shift 4
+    local file=$1 leaf=$2 lockfn=$3 lockstmt=$4; shift 4
     local cache=$WORK/$CORPUS_NAME.cache orig=$WORK/$CORPUS_NAME.orig
     cp "$file" "$orig"
+    RESTORE=("$file" "$orig")
     A_SECS=
     local analyze=("$RELAY" analyze -j"$JOBS" --cache "$cache" --format json "${inputs[@]}" "$@")
     run "a-cold" "${analyze[@]}"
@@ -84,9 +94,10 @@ bench() {
     run "c1-leaf-same-line" "${analyze[@]}"
     cp "$orig" "$file"; edit "$file" new-line "$leaf"
     run "c2-leaf-new-line" "${analyze[@]}"
-    cp "$orig" "$file"; edit "$file" "lock:$lockexpr" "$lockfn"
+    cp "$orig" "$file"; edit "$file" "insert:$lockstmt" "$lockfn"
     run "d-lock-edit" "${analyze[@]}"
     cp "$orig" "$file"
+    RESTORE=()
     if "$RELAY" report --help >/dev/null 2>&1; then
         run "e-report-filters" "$RELAY" report --cache "$cache" --filter all=on --format json
     else
@@ -103,9 +114,17 @@ for corpus in "${@:-sqlite}"; do
         gcc -E -w "$src" -o "$WORK/sqlite3.i"
         bench sqlite "$WORK/sqlite3.i" -- "$WORK/sqlite3.i" \
             "int sqlite3Strlen30(const char *z){" \
-            "static void invalidateAllOverflowCache(BtShared *pBt){" "pBt->mutex" \
+            "static void invalidateAllOverflowCache(BtShared *pBt){" \
+            "sqlite3_mutex_enter(pBt->mutex);" \
             --entry-roots
         ;;
-    *) die "unknown corpus $corpus (sqlite)" ;;
+    linux)
+        dir=$CORPUS/linux/linux-i
+        [[ -f $dir/kernel/groups.i ]] || die "no $dir/kernel/groups.i (run scripts/corpus-linux.sh)"
+        header=$'int groups_search(const struct group_info *group_info, kgid_t grp)\n{'
+        bench linux "$dir/kernel" "$dir/mm" "$dir/drivers/net/ethernet/intel/e1000" -- \
+            "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" --max-rounds 4
+        ;;
+    *) die "unknown corpus $corpus (sqlite, linux)" ;;
     esac
 done

@@ -50,13 +50,17 @@ const PRIVATE: u32 = 1 << 31;
 /// One SCC's entry: per function (in the SCC's order), its portable summary, encoded.
 type Entry = Vec<Option<Vec<u8>>>;
 
-/// Counters of one run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+/// Counters of one run, and the key of its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SummaryCacheStats {
     pub reused: usize,
     pub stored: usize,
     /// SCCs whose summaries could not be stored (an id without a portable form).
     pub unportable: usize,
+    /// A hash of every function body and summary of the program and the analysis context:
+    /// later stages key what they derive from the whole analysis with it.
+    #[serde(skip)]
+    pub program: Key,
 }
 
 /// The summaries cache of one run (see the module documentation).
@@ -117,11 +121,27 @@ impl<'a> SummaryCache<'a> {
         })
     }
 
+    /// The counters, and the key of all summaries; call after the schedule has run.
     pub fn stats(&self) -> SummaryCacheStats {
+        let mut k = KeyBuilder::new("program summaries");
+        k.key(&self.context);
+        for b in &self.bodies {
+            match b {
+                Some(b) => k.key(b),
+                None => k.u64(0),
+            };
+        }
+        for c in &self.content {
+            match c.get() {
+                Some(c) => k.key(c),
+                None => k.u64(0),
+            };
+        }
         SummaryCacheStats {
             reused: self.reused.load(Ordering::Relaxed),
             stored: self.stored.load(Ordering::Relaxed),
             unportable: self.unportable.load(Ordering::Relaxed),
+            program: k.finish(),
         }
     }
 
