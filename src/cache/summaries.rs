@@ -57,8 +57,8 @@ pub struct SummaryCacheStats {
     pub stored: usize,
     /// SCCs whose summaries could not be stored (an id without a portable form).
     pub unportable: usize,
-    /// A hash of every function body and summary of the program and the analysis context:
-    /// later stages key what they derive from the whole analysis with it.
+    /// A hash of the analysis context, the call graph and every summary: later stages key
+    /// what they derive from the whole analysis with it.
     #[serde(skip)]
     pub program: Key,
 }
@@ -125,11 +125,15 @@ impl<'a> SummaryCache<'a> {
     pub fn stats(&self) -> SummaryCacheStats {
         let mut k = KeyBuilder::new("program summaries");
         k.key(&self.context);
-        for b in &self.bodies {
-            match b {
-                Some(b) => k.key(b),
-                None => k.u64(0),
-            };
+        // The call graph, not the bodies: what the race stage reads of the program besides
+        // the summaries is who calls whom (entries, reachability), names and locations.
+        for f in 0..self.program.functions.len() {
+            let mut callees: Vec<FuncId> = self.cg.callees(FuncId(f as u32)).collect();
+            callees.sort_unstable();
+            k.u64(callees.len() as u64);
+            for g in callees {
+                k.u64(g.0.into());
+            }
         }
         for c in &self.content {
             match c.get() {
