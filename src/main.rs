@@ -22,6 +22,9 @@ enum Command {
     Summary(cli::summary::SummaryArgs),
     /// Find data races: the whole pipeline, filters, and a report (text, JSON, SARIF).
     Analyze(cli::analyze::AnalyzeArgs),
+    /// Report the last `relay analyze` run again from the cache, with other filters, group,
+    /// baseline or format: no C is read or analysed.
+    Report(cli::analyze::report::ReportCommand),
     /// The cache of parsed units: `stats` (entries and bytes per kind) or `clear`.
     Cache(cli::cache::CacheCommand),
 }
@@ -45,6 +48,7 @@ fn main() {
         Command::Callgraph(a) => cli::callgraph::run(a),
         Command::Summary(a) => cli::summary::run(a),
         Command::Analyze(a) => cli::analyze::run(a),
+        Command::Report(a) => cli::analyze::report::run(a),
         Command::Cache(a) => cli::cache::run(a),
     };
     match result {

@@ -1,25 +1,31 @@
 //! `relay analyze`: the whole pipeline — front end, points-to, call graph, summaries, thread
 //! entries, warnings, filters — and a report (text, JSON or SARIF). Exit code 0: no warning
-//! reported; 1: warnings reported; 2: usage or input error.
+//! reported; 1: warnings reported; 2: usage or input error. With a cache, the run is saved in
+//! it for `relay report` ([`report`]), and the report is made from the saved run either way.
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
 
-use super::{exit, Frontend, InputArgs};
+use super::{Frontend, InputArgs};
 use crate::models::Models;
 use crate::pipeline::{self, EntryOptions};
 use crate::pta::FieldMode;
-use crate::race::report::{Group, ReportBuilder};
-use crate::race::FilterConfig;
-use crate::report::baseline::Baseline;
-use crate::report::text::{render_summary, SourceCache};
-use crate::report::{self, Format};
+use crate::race::saved::{RunInfo, SavedRun};
+use crate::race::RaceInput;
+use crate::report::text::render_summary;
 use crate::schedule;
 use crate::summary;
+
+/// `relay report` and the report options it shares with `relay analyze`. (Declared here, not
+/// in `cli/mod.rs`, while that file is being changed by the summaries-cache work.)
+#[path = "report.rs"]
+pub mod report;
+
+pub use report::ReportArgs;
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
@@ -27,12 +33,6 @@ pub struct AnalyzeArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
-    /// Report format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
     /// A thread entry besides `main` and the start routines found at thread creations (a
     /// library's API function, a system call); it may run in several threads at once.
     /// Repeatable.
@@ -44,32 +44,6 @@ pub struct AnalyzeArgs {
     /// Every defined function that nothing calls is a thread entry (for a library).
     #[arg(long)]
     pub entry_roots: bool,
-    /// Switch a filter: `NAME=on|off` with NAME one of thread-local-alloc, large-repr,
-    /// bootup-thread, same-entry, or `all` (RELAY's configuration). All are off by default.
-    #[arg(long = "filter", value_name = "NAME=on|off")]
-    pub filters: Vec<String>,
-    /// A TOML filters file: `[filters]` NAME = true|false, `k = N`, `bootup = ["fn"]`.
-    #[arg(long, value_name = "FILE")]
-    pub filters_file: Option<PathBuf>,
-    /// `large-repr` removes lvalues whose points-to representative stands for more than K
-    /// program lvalues (RELAY's k, 1 in the paper).
-    #[arg(long, value_name = "K")]
-    pub filter_k: Option<usize>,
-    /// A boot-up thread entry for `bootup-thread` (besides main, start_kernel, kernel_init).
-    #[arg(long, value_name = "NAME")]
-    pub bootup: Vec<String>,
-    /// Also print the warnings the filters removed (marked with the filter's name).
-    #[arg(long)]
-    pub show_filtered: bool,
-    /// Group warnings by the member accessed or by the object (Chord's two views).
-    #[arg(long, value_enum, default_value = "field")]
-    pub group: Group,
-    /// Report only warnings whose key is not in this baseline file.
-    #[arg(long, value_name = "FILE")]
-    pub baseline: Option<PathBuf>,
-    /// Write the reported warnings' keys to this baseline file.
-    #[arg(long, value_name = "FILE")]
-    pub write_baseline: Option<PathBuf>,
     /// How the points-to analysis treats struct members.
     #[arg(long, value_enum, default_value = "field-based")]
     pub fields: FieldMode,
@@ -79,27 +53,11 @@ pub struct AnalyzeArgs {
     /// Bound on fixpoint rounds inside a recursive SCC.
     #[arg(long, default_value_t = summary::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
-    /// Do not print the run summary table on standard error.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 impl AnalyzeArgs {
-    fn filter_config(&self) -> Result<FilterConfig> {
-        let mut c = FilterConfig::default();
-        if let Some(f) = &self.filters_file {
-            c.load_file(f)?;
-        }
-        for s in &self.filters {
-            c.apply_setting(s)?;
-        }
-        if let Some(k) = self.filter_k {
-            c.k = k;
-        }
-        c.bootup.extend(self.bootup.iter().cloned());
-        Ok(c)
-    }
-
     fn entry_options(&self) -> Result<EntryOptions> {
         let mut names = self.entries.clone();
         if let Some(f) = &self.entry_file {
@@ -117,16 +75,51 @@ impl AnalyzeArgs {
             roots: self.entry_roots,
         })
     }
+
+    /// The inputs and the options that change the analysis (not the report, not the cache or
+    /// the thread count), as command-line words.
+    fn analysis_arguments(&self) -> Vec<String> {
+        let i = &self.input;
+        let mut words: Vec<String> = i.paths.iter().map(|p| p.display().to_string()).collect();
+        let mut opt = |flag: &str, value: String| words.push(format!("{flag}{value}"));
+        if let Some(f) = &i.compile_commands {
+            opt("--compile-commands=", f.display().to_string());
+        }
+        i.include.iter().for_each(|v| opt("-I", v.clone()));
+        i.define.iter().for_each(|v| opt("-D", v.clone()));
+        i.cflags.iter().for_each(|v| opt("--cflag=", v.clone()));
+        if let Some(cc) = &i.cc {
+            opt("--cc=", cc.clone());
+        }
+        self.entries.iter().for_each(|v| opt("--entry=", v.clone()));
+        if let Some(f) = &self.entry_file {
+            opt("--entry-file=", f.display().to_string());
+        }
+        if self.entry_roots {
+            opt("--entry-roots", String::new());
+        }
+        if self.fields != FieldMode::default() {
+            opt("--fields=", "insensitive".into());
+        }
+        if let Some(d) = &self.summaries {
+            opt("--summaries=", d.display().to_string());
+        }
+        if self.max_rounds != summary::DEFAULT_MAX_ROUNDS {
+            opt("--max-rounds=", self.max_rounds.to_string());
+        }
+        words
+    }
 }
 
 pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     // Options first: a typo in a flag fails before minutes of analysis.
-    let filters = args.filter_config()?;
+    let filters = args.report.filter_config()?;
     let entries = args.entry_options()?;
-    let baseline = args.baseline.as_deref().map(Baseline::read).transpose()?;
+    let baseline = args.report.read_baseline()?;
     let models = Models::load(args.summaries.as_deref())?;
     let pool = args.input.pool()?;
     let store = args.cache.open()?;
+    let quiet = args.report.quiet;
 
     let t0 = Instant::now();
     let Frontend {
@@ -139,7 +132,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         fields: args.fields,
         schedule: schedule::Options {
             jobs: pool.current_num_threads(),
-            progress: !args.quiet,
+            progress: !quiet,
             max_rounds: args.max_rounds.max(1),
         },
         entries,
@@ -148,31 +141,45 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         pool.install(|| pipeline::analyze_cached(&program, &models, &options, store.as_ref()))?;
     super::report_failed_sccs(&program, &analysis.summaries);
     let t2 = Instant::now();
-    let (warnings, stats) = analysis.warnings(&program, &filters);
-    let builder = ReportBuilder::new(
-        &program,
-        &analysis.pta,
-        &analysis.summaries,
-        &analysis.entries,
-        args.group,
-    );
-    let mut rep = builder.build(&warnings, &stats, args.show_filtered);
+    let input = RaceInput {
+        program: &program,
+        pta: &analysis.pta,
+        cg: &analysis.cg,
+        summaries: &analysis.summaries,
+        entries: &analysis.entries,
+    };
+    let info = RunInfo {
+        units: totals.units,
+        arguments: args.analysis_arguments(),
+        finished_at: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        // Line markers of compile_commands entries are relative to the entries' directories.
+        source_dirs: args
+            .input
+            .compile_commands
+            .as_deref()
+            .and_then(|f| f.parent())
+            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()))
+            .into_iter()
+            .collect(),
+    };
+    let mut run = SavedRun::new(&input, info);
     let t3 = Instant::now();
-    if let Some(b) = &baseline {
-        b.apply(&mut rep);
-    }
-    if let Some(path) = &args.write_baseline {
-        Baseline::write(&rep, path)?;
-    }
-    rep.stats.times = vec![
+    run.times = vec![
         ("front end".into(), (t1 - t0).as_secs_f64()),
         ("points-to".into(), analysis.times.points_to),
         ("call graph".into(), analysis.times.callgraph),
         ("summaries".into(), analysis.times.summaries),
         ("warnings".into(), (t3 - t2).as_secs_f64()),
     ];
-    write_report(args, &rep)?;
-    if !args.quiet {
+    let rep = args.report.emit(&run, &filters, baseline.as_ref())?;
+    if let Some(store) = &store {
+        if let Err(e) = run.save(store) {
+            eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
+        }
+    }
+    if !quiet {
         let mut err = std::io::stderr().lock();
         if problems > 0 {
             writeln!(
@@ -190,36 +197,5 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         }
         render_summary(&rep.stats, &mut err)?;
     }
-    Ok(if rep.stats.warnings_reported > 0 {
-        exit::FINDINGS
-    } else {
-        exit::OK
-    })
-}
-
-fn write_report(args: &AnalyzeArgs, rep: &report::Report) -> Result<()> {
-    let mut sources = SourceCache::new();
-    // Line markers of compile_commands entries are relative to the entries' directories.
-    if let Some(dir) = args
-        .input
-        .compile_commands
-        .as_deref()
-        .and_then(|f| f.parent())
-    {
-        sources.add_search_dir(dir);
-    }
-    match &args.output {
-        Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            let mut w = std::io::BufWriter::new(file);
-            report::render(rep, args.format, &mut sources, &mut w)?;
-            w.flush()?;
-        }
-        None => {
-            let mut out = std::io::stdout().lock();
-            report::render(rep, args.format, &mut sources, &mut out)?;
-        }
-    }
-    Ok(())
+    Ok(report::exit_code(&rep))
 }

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path as FsPath;
 
 use anyhow::{bail, Context as _, Result};
-use rustc_hash::FxHashMap;
-use serde::Deserialize;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
 
 use super::entries::ThreadEntry;
 use super::pairs::{Pair, Side};
@@ -52,6 +52,11 @@ impl Filter {
             Filter::BootupThread => "bootup-thread",
             Filter::SameEntry => "same-entry",
         }
+    }
+
+    /// The filter's position in [`Filter::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
     }
 
     pub fn from_name(name: &str) -> Option<Filter> {
@@ -163,39 +168,102 @@ pub struct FilterContext<'a> {
     pub entries: &'a [ThreadEntry],
 }
 
-/// Evaluates filters on warnings, caching what is expensive (class members, reachability).
-pub struct Filters<'a> {
-    ctx: FilterContext<'a>,
-    config: &'a FilterConfig,
-    members: FxHashMap<u32, Vec<Origin>>,
-    reachable: FxHashMap<FuncId, rustc_hash::FxHashSet<FuncId>>,
+/// What the filters look at in one warning, independent of which filters are on and of their
+/// parameters: computed once per pair by [`FactFinder`], saved with the run, and turned into a
+/// decision by [`FilterFacts::matching`] for any [`FilterConfig`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilterFacts {
+    /// One side's object class has an allocation site in a function reachable from that
+    /// side's entry.
+    pub thread_local_alloc: bool,
+    /// The larger of the two sides' object class sizes (program lvalues).
+    pub repr_size: usize,
+    /// Per side: the entry is `main`.
+    pub is_main: [bool; 2],
+    /// Per side: the entry function's name (`BOOTUP_NAMES`, `--bootup`).
+    pub entry_names: [String; 2],
+    /// Both sides come from the same entry function.
+    pub same_entry: bool,
 }
 
-impl<'a> Filters<'a> {
-    pub fn new(ctx: FilterContext<'a>, config: &'a FilterConfig) -> Self {
-        Filters {
-            ctx,
-            config,
-            members: FxHashMap::default(),
-            reachable: FxHashMap::default(),
-        }
-    }
-
-    /// The enabled filters that remove this pair, in order.
-    pub fn matching(&mut self, pair: &Pair<'_>) -> Vec<Filter> {
+impl FilterFacts {
+    /// The enabled filters that remove this warning, in RELAY's order.
+    pub fn matching(&self, config: &FilterConfig) -> Vec<Filter> {
         Filter::ALL
             .into_iter()
-            .filter(|&f| self.config.is_enabled(f) && self.removes(f, pair))
+            .filter(|&f| config.is_enabled(f) && self.removes(f, config))
             .collect()
     }
 
-    fn removes(&mut self, f: Filter, pair: &Pair<'_>) -> bool {
-        let sides = [&pair.first, &pair.second];
+    fn removes(&self, f: Filter, config: &FilterConfig) -> bool {
         match f {
-            Filter::ThreadLocalAlloc => sides.into_iter().any(|s| self.allocated_by_entry(s)),
-            Filter::LargeRepr => sides.into_iter().any(|s| self.repr_size(s) > self.config.k),
-            Filter::BootupThread => sides.into_iter().any(|s| self.is_bootup(s.entry)),
-            Filter::SameEntry => pair.first.entry == pair.second.entry,
+            Filter::ThreadLocalAlloc => self.thread_local_alloc,
+            Filter::LargeRepr => self.repr_size > config.k,
+            Filter::BootupThread => (0..2).any(|i| {
+                let name = self.entry_names[i].as_str();
+                self.is_main[i]
+                    || BOOTUP_NAMES.contains(&name)
+                    || config.bootup.iter().any(|b| b == name)
+            }),
+            Filter::SameEntry => self.same_entry,
+        }
+    }
+}
+
+/// Computes the [`FilterFacts`] of pairs, caching what is expensive: the allocation sites of
+/// each class (one pass over the points-to nodes), the functions reachable from each entry,
+/// and whether an entry reaches an allocation site of a class.
+pub struct FactFinder<'a> {
+    ctx: FilterContext<'a>,
+    /// Functions with an allocation site in the class, by class representative (sorted).
+    alloc_sites: FxHashMap<u32, Vec<FuncId>>,
+    mains: FxHashSet<FuncId>,
+    reachable: FxHashMap<FuncId, FxHashSet<FuncId>>,
+    allocates: FxHashMap<(FuncId, u32), bool>,
+}
+
+impl<'a> FactFinder<'a> {
+    pub fn new(ctx: FilterContext<'a>) -> Self {
+        let pta = ctx.pta;
+        let mut alloc_sites: FxHashMap<u32, Vec<FuncId>> = FxHashMap::default();
+        for n in 0..pta.node_count() as u32 {
+            if let Origin::Alloc(f, _) = pta.origin(n) {
+                alloc_sites.entry(pta.class(n)).or_default().push(f);
+            }
+        }
+        for sites in alloc_sites.values_mut() {
+            sites.sort_unstable();
+            sites.dedup();
+        }
+        let mains = ctx
+            .entries
+            .iter()
+            .filter(|e| e.is_main)
+            .map(|e| e.func)
+            .collect();
+        FactFinder {
+            ctx,
+            alloc_sites,
+            mains,
+            reachable: FxHashMap::default(),
+            allocates: FxHashMap::default(),
+        }
+    }
+
+    pub fn facts(&mut self, pair: &Pair<'_>) -> FilterFacts {
+        let sides = [&pair.first, &pair.second];
+        let classes = sides.map(|s| self.object_class(s));
+        let name = |s: &Side<'_>| self.ctx.program.function_name(s.entry).to_string();
+        FilterFacts {
+            thread_local_alloc: (0..2).any(|i| self.allocated_by_entry(sides[i].entry, classes[i])),
+            repr_size: classes
+                .iter()
+                .map(|c| c.map_or(0, |c| self.ctx.pta.class_size(c)))
+                .max()
+                .unwrap_or(0),
+            is_main: sides.map(|s| self.mains.contains(&s.entry)),
+            entry_names: sides.map(name),
+            same_entry: pair.first.entry == pair.second.entry,
         }
     }
 
@@ -206,55 +274,37 @@ impl<'a> Filters<'a> {
             pta: self.ctx.pta,
             func: s.entry,
         };
-        classes.object_class(s.access.path).or(s.access.class)
+        classes
+            .object_class(s.access.path)
+            .or(s.access.class)
+            .map(|c| self.ctx.pta.class(c))
     }
 
-    fn repr_size(&self, s: &Side<'_>) -> usize {
-        self.object_class(s)
-            .map_or(0, |c| self.ctx.pta.class_size(c))
-    }
-
-    fn allocated_by_entry(&mut self, s: &Side<'_>) -> bool {
-        let Some(c) = self.object_class(s) else {
+    /// Whether `class` has an allocation site in a function reachable from `entry`.
+    fn allocated_by_entry(&mut self, entry: FuncId, class: Option<u32>) -> bool {
+        let Some(c) = class else {
             return false;
         };
-        let pta = self.ctx.pta;
-        let members = self
-            .members
-            .entry(pta.class(c))
-            .or_insert_with(|| pta.class_members(c));
-        let sites: Vec<FuncId> = members
-            .iter()
-            .filter_map(|o| match o {
-                Origin::Alloc(f, _) => Some(*f),
-                _ => None,
-            })
-            .collect();
-        if sites.is_empty() {
+        let Some(sites) = self.alloc_sites.get(&c) else {
             return false;
+        };
+        if let Some(&known) = self.allocates.get(&(entry, c)) {
+            return known;
         }
         let cg = self.ctx.cg;
         let reach = self
             .reachable
-            .entry(s.entry)
-            .or_insert_with(|| reachable_functions(cg, s.entry));
-        sites.iter().any(|f| reach.contains(f))
-    }
-
-    fn is_bootup(&self, entry: FuncId) -> bool {
-        let name = self.ctx.program.function_name(entry);
-        self.ctx
-            .entries
-            .iter()
-            .any(|e| e.func == entry && e.is_main)
-            || BOOTUP_NAMES.contains(&name)
-            || self.config.bootup.iter().any(|b| b == name)
+            .entry(entry)
+            .or_insert_with(|| reachable_functions(cg, entry));
+        let found = sites.iter().any(|f| reach.contains(f));
+        self.allocates.insert((entry, c), found);
+        found
     }
 }
 
 /// The functions reachable from `f` in the call graph (itself included).
-fn reachable_functions(cg: &CallGraph, f: FuncId) -> rustc_hash::FxHashSet<FuncId> {
-    let mut seen = rustc_hash::FxHashSet::default();
+fn reachable_functions(cg: &CallGraph, f: FuncId) -> FxHashSet<FuncId> {
+    let mut seen = FxHashSet::default();
     let mut stack = vec![f];
     while let Some(g) = stack.pop() {
         if seen.insert(g) {
@@ -281,6 +331,86 @@ mod tests {
         assert!(c.apply_setting("nope=on").is_err());
         assert!(c.apply_setting("large-repr").is_err());
         assert!(c.apply_setting("large-repr=maybe").is_err());
+    }
+
+    fn facts() -> FilterFacts {
+        FilterFacts {
+            thread_local_alloc: false,
+            repr_size: 1,
+            is_main: [false, false],
+            entry_names: ["reader".into(), "writer".into()],
+            same_entry: false,
+        }
+    }
+
+    fn on(filters: &[Filter]) -> FilterConfig {
+        let mut c = FilterConfig::default();
+        for &f in filters {
+            c.set(f, true);
+        }
+        c
+    }
+
+    #[test]
+    fn facts_match_only_enabled_filters_in_order() {
+        assert_eq!(Filter::ALL.map(Filter::index), [0, 1, 2, 3]);
+        let all = on(&Filter::ALL);
+        assert!(facts().matching(&all).is_empty());
+        let every = FilterFacts {
+            thread_local_alloc: true,
+            repr_size: 5,
+            is_main: [false, true],
+            same_entry: true,
+            ..facts()
+        };
+        assert_eq!(every.matching(&all), Filter::ALL.to_vec());
+        assert!(every.matching(&FilterConfig::default()).is_empty());
+        let some = on(&[Filter::SameEntry, Filter::ThreadLocalAlloc]);
+        assert_eq!(
+            every.matching(&some),
+            vec![Filter::ThreadLocalAlloc, Filter::SameEntry]
+        );
+    }
+
+    #[test]
+    fn large_repr_compares_with_k() {
+        let big = FilterFacts {
+            repr_size: 3,
+            ..facts()
+        };
+        let mut c = on(&[Filter::LargeRepr]);
+        assert_eq!(big.matching(&c), vec![Filter::LargeRepr]);
+        c.k = 3;
+        assert!(big.matching(&c).is_empty());
+        c.k = 2;
+        assert_eq!(big.matching(&c), vec![Filter::LargeRepr]);
+        // Size 0: no class known.
+        let none = FilterFacts {
+            repr_size: 0,
+            ..facts()
+        };
+        c.k = 0;
+        assert!(none.matching(&c).is_empty());
+    }
+
+    #[test]
+    fn bootup_by_main_by_name_and_by_option() {
+        let mut c = on(&[Filter::BootupThread]);
+        assert!(facts().matching(&c).is_empty());
+        let main = FilterFacts {
+            is_main: [true, false],
+            ..facts()
+        };
+        assert_eq!(main.matching(&c), vec![Filter::BootupThread]);
+        for name in ["main", "start_kernel", "kernel_init", "rest_init"] {
+            let named = FilterFacts {
+                entry_names: ["reader".into(), name.into()],
+                ..facts()
+            };
+            assert_eq!(named.matching(&c), vec![Filter::BootupThread], "{name}");
+        }
+        c.bootup.push("writer".into());
+        assert_eq!(facts().matching(&c), vec![Filter::BootupThread]);
     }
 
     #[test]

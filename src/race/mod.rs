@@ -1,11 +1,13 @@
 //! Warning generation (RELAY §3.4, Figure 7, and the analyses past it): thread entries
 //! ([`entries`]), racing access pairs between them ([`pairs`]), RELAY's heuristic filters
-//! ([`filters`]), and the report built from the result ([`report`]).
+//! ([`filters`]), the report built from the result ([`report`]), and the saved run
+//! ([`saved`]) every report is made from, so that `relay report` needs no re-analysis.
 
 pub mod entries;
 pub mod filters;
 pub mod pairs;
 pub mod report;
+pub mod saved;
 
 use serde::Serialize;
 
@@ -15,7 +17,7 @@ use crate::pta::PointsTo;
 use crate::summary::Summaries;
 
 pub use entries::{thread_entries, ThreadEntry};
-pub use filters::{Filter, FilterConfig};
+pub use filters::{FactFinder, Filter, FilterConfig, FilterFacts};
 pub use pairs::{PairStats, Side};
 
 /// A race: two accesses from concurrent entries, and the enabled filters that remove it.
@@ -55,53 +57,81 @@ pub struct RaceInput<'a> {
     pub entries: &'a [ThreadEntry],
 }
 
-/// All warnings (filtered ones included, marked), sorted by their access locations.
-pub fn warnings<'a>(input: &RaceInput<'a>, config: &FilterConfig) -> (Vec<Warning<'a>>, RaceStats) {
-    let (pairs, pair_stats) = pairs::racing_pairs(input.program, input.summaries, input.entries);
-    let mut filters = filters::Filters::new(
-        filters::FilterContext {
-            program: input.program,
-            pta: input.pta,
-            cg: input.cg,
-            entries: input.entries,
-        },
-        config,
-    );
-    let warnings: Vec<Warning<'a>> = pairs
+/// Every racing pair before filters, sorted by access locations, with its filter facts.
+pub fn pairs_with_facts<'a>(
+    input: &RaceInput<'a>,
+) -> (Vec<(pairs::Pair<'a>, FilterFacts)>, PairStats) {
+    let (pairs, stats) = pairs::racing_pairs(input.program, input.summaries, input.entries);
+    let mut finder = FactFinder::new(filters::FilterContext {
+        program: input.program,
+        pta: input.pta,
+        cg: input.cg,
+        entries: input.entries,
+    });
+    let pairs = pairs
         .into_iter()
         .map(|p| {
-            let filtered_by = filters.matching(&p);
-            Warning {
-                first: p.first,
-                second: p.second,
-                filtered_by,
-            }
+            let facts = finder.facts(&p);
+            (p, facts)
         })
         .collect();
-    let mut remaining = warnings.len();
-    let counts = Filter::ALL
+    (pairs, stats)
+}
+
+/// All warnings (filtered ones included, marked), sorted by their access locations.
+pub fn warnings<'a>(input: &RaceInput<'a>, config: &FilterConfig) -> (Vec<Warning<'a>>, RaceStats) {
+    let (pairs, pair_stats) = pairs_with_facts(input);
+    let warnings: Vec<Warning<'a>> = pairs
         .into_iter()
-        .map(|f| {
-            let enabled = config.is_enabled(f);
-            // Removed by this filter and by no earlier one.
-            let removed = warnings
-                .iter()
-                .filter(|w| w.filtered_by.first() == Some(&f))
-                .count();
-            remaining -= removed;
-            FilterCount {
-                filter: f.name(),
-                enabled,
-                removed,
-                remaining,
-            }
+        .map(|(p, facts)| Warning {
+            first: p.first,
+            second: p.second,
+            filtered_by: facts.matching(config),
         })
         .collect();
-    let stats = RaceStats {
-        pairs: pair_stats,
-        before_filters: warnings.len(),
-        filters: counts,
-        after_filters: remaining,
-    };
+    let stats = RaceStats::count(
+        pair_stats,
+        config,
+        warnings.iter().map(|w| w.filtered_by.as_slice()),
+    );
     (warnings, stats)
+}
+
+impl RaceStats {
+    /// The counts of a run: `filtered_by` gives, for every warning before filters, the filters
+    /// that remove it (in RELAY's order).
+    pub fn count<'f>(
+        pairs: PairStats,
+        config: &FilterConfig,
+        filtered_by: impl Iterator<Item = &'f [Filter]>,
+    ) -> RaceStats {
+        let mut before = 0;
+        // Removed by this filter and by no earlier one.
+        let mut removed = [0usize; Filter::ALL.len()];
+        for fs in filtered_by {
+            before += 1;
+            if let Some(f) = fs.first() {
+                removed[f.index()] += 1;
+            }
+        }
+        let mut remaining = before;
+        let filters = Filter::ALL
+            .into_iter()
+            .map(|f| {
+                remaining -= removed[f.index()];
+                FilterCount {
+                    filter: f.name(),
+                    enabled: config.is_enabled(f),
+                    removed: removed[f.index()],
+                    remaining,
+                }
+            })
+            .collect();
+        RaceStats {
+            pairs,
+            before_filters: before,
+            filters,
+            after_filters: remaining,
+        }
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::entries::ThreadEntry;
 use crate::ir::types::RecordKind;
@@ -31,7 +31,7 @@ pub struct Pair<'a> {
 }
 
 /// Chord-style counts of the pair stages.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairStats {
     pub entries: usize,
     /// Buckets (points-to classes) holding accesses of some entry.

@@ -1,13 +1,15 @@
 //! The report of a run, from the warnings: names, original source locations (the line markers'
 //! file names), call paths from the entries, baseline keys and groups.
 
+use std::cell::{OnceCell, RefCell};
+
 use rustc_hash::FxHashMap;
 
-use super::{RaceStats, Side, Warning};
+use super::Side;
 use crate::ir::Loc;
 use crate::link::Program;
 use crate::pta::{Origin, PointsTo};
-use crate::report::{self, AccessSite, CallFrame, RaceWarning, Report, SourceLoc};
+use crate::report::{self, AccessSite, CallFrame, RaceWarning, SourceLoc};
 use crate::summary::access::MAX_CHAIN;
 use crate::summary::print::SummaryPrinter;
 use crate::summary::{AccessKind, Path, Root, Step, Summaries};
@@ -22,14 +24,15 @@ pub enum Group {
     Object,
 }
 
-/// Builds reports; caches representative names.
+/// Turns warnings into report data; caches representative names.
 pub struct ReportBuilder<'a> {
     pub program: &'a Program,
     pub pta: &'a PointsTo,
     pub summaries: &'a Summaries,
     pub entries: &'a [super::ThreadEntry],
-    pub group: Group,
-    rep_names: std::cell::RefCell<FxHashMap<u32, String>>,
+    /// The program lvalues of each class, by representative (built on first use).
+    members: OnceCell<FxHashMap<u32, Vec<Origin>>>,
+    rep_names: RefCell<FxHashMap<u32, String>>,
 }
 
 impl<'a> ReportBuilder<'a> {
@@ -38,74 +41,22 @@ impl<'a> ReportBuilder<'a> {
         pta: &'a PointsTo,
         summaries: &'a Summaries,
         entries: &'a [super::ThreadEntry],
-        group: Group,
     ) -> Self {
         ReportBuilder {
             program,
             pta,
             summaries,
             entries,
-            group,
+            members: OnceCell::new(),
             rep_names: Default::default(),
         }
     }
 
-    /// The report: warnings (filtered ones only if `show_filtered`) sorted by group, then
-    /// location; the run statistics from `stats`.
-    pub fn build(
-        &self,
-        warnings: &[Warning<'_>],
-        stats: &RaceStats,
-        show_filtered: bool,
-    ) -> Report {
-        let mut out: Vec<RaceWarning> = warnings
-            .iter()
-            .filter(|w| show_filtered || w.filtered_by.is_empty())
-            .map(|w| self.warning(w))
-            .collect();
-        out.sort_by(|a, b| {
-            let loc = |w: &RaceWarning| {
-                w.accesses
-                    .iter()
-                    .map(|s| s.location.clone())
-                    .collect::<Vec<_>>()
-            };
-            (&a.group, loc(a), &a.key).cmp(&(&b.group, loc(b), &b.key))
-        });
-        let reported = out.iter().filter(|w| w.filtered_by.is_empty()).count();
-        Report {
-            schema_version: report::SCHEMA_VERSION,
-            tool: "relay".into(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            warnings: out,
-            stats: report::RunStats {
-                functions: self.program.functions.len(),
-                thread_entries: self.entries.len(),
-                pairs_considered: stats.pairs.considered,
-                pairs_may_alias: stats.pairs.may_alias,
-                pairs_concurrent: stats.pairs.concurrent,
-                pairs_unlocked: stats.pairs.unlocked,
-                warnings_before_filters: stats.before_filters,
-                filters: stats
-                    .filters
-                    .iter()
-                    .map(|f| report::FilterStat {
-                        name: f.filter.to_string(),
-                        enabled: f.enabled,
-                        removed: f.removed,
-                        remaining: f.remaining,
-                    })
-                    .collect(),
-                warnings_reported: reported,
-                baseline_suppressed: 0,
-                times: Vec::new(),
-            },
-        }
-    }
-
-    fn warning(&self, w: &Warning<'_>) -> RaceWarning {
-        let first = self.site(&w.first);
-        let second = self.site(&w.second);
+    /// The warning between two sides, as report data: `group` and `filtered_by` are left
+    /// empty (they depend on the options of the report; see [`ReportBuilder::group_of`]).
+    pub fn warning(&self, a: &Side<'_>, b: &Side<'_>) -> RaceWarning {
+        let first = self.site(a);
+        let second = self.site(b);
         let lvalue = first.lvalue.clone();
         // Sides ordered by their text (not by line) so that edits elsewhere keep the key.
         let mut sides = [
@@ -115,7 +66,7 @@ impl<'a> ReportBuilder<'a> {
         sides.sort();
         let key = format!("{}|{}|{}|{}", lvalue, second.lvalue, sides[0], sides[1]);
         let mut notes = Vec::new();
-        for s in [&w.first, &w.second] {
+        for s in [a, b] {
             if self.summaries.get(s.entry).is_some_and(|x| x.coarsened) {
                 notes.push(format!(
                     "the summary of {} was widened for size: the locks shown for its accesses \
@@ -127,10 +78,10 @@ impl<'a> ReportBuilder<'a> {
         notes.dedup();
         RaceWarning {
             key,
-            group: self.group_of(&w.first),
+            group: String::new(),
             lvalue,
             accesses: vec![first, second],
-            filtered_by: w.filtered_by.iter().map(|f| f.name().to_string()).collect(),
+            filtered_by: Vec::new(),
             notes,
         }
     }
@@ -204,7 +155,7 @@ impl<'a> ReportBuilder<'a> {
 
     /// `struct s.f` for a member access, the object otherwise (`--group field`); the object
     /// the lvalue lives in (`--group object`).
-    fn group_of(&self, s: &Side<'_>) -> String {
+    pub fn group_of(&self, s: &Side<'_>, group: Group) -> String {
         let path = s.access.path;
         let printer = SummaryPrinter {
             program: self.program,
@@ -223,7 +174,7 @@ impl<'a> ReportBuilder<'a> {
             };
             printer.path_with(&base, &rep)
         };
-        match (self.group, path.steps.last()) {
+        match (group, path.steps.last()) {
             (Group::Field, Some(Step::Field(r, f))) => {
                 let rec = self.program.types.record(*r);
                 let tag = rec.tag.map_or("<anonymous>", |t| self.program.names.get(t));
@@ -243,9 +194,11 @@ impl<'a> ReportBuilder<'a> {
         if let Some(n) = self.rep_names.borrow().get(&c) {
             return n.clone();
         }
-        let members = self.pta.class_members(c);
+        let members = self.members.get_or_init(|| members_by_class(self.pta));
         let mut names: Vec<String> = members
-            .iter()
+            .get(&self.pta.class(c))
+            .into_iter()
+            .flatten()
             .filter_map(|o| self.origin_name(*o))
             .collect();
         names.sort();
@@ -279,4 +232,17 @@ impl<'a> ReportBuilder<'a> {
             }
         })
     }
+}
+
+/// The program lvalues (every origin but [`Origin::Fresh`]) of each class, by representative:
+/// one pass over the points-to nodes, as [`PointsTo::class_members`] gives for one class.
+fn members_by_class(pta: &PointsTo) -> FxHashMap<u32, Vec<Origin>> {
+    let mut members: FxHashMap<u32, Vec<Origin>> = FxHashMap::default();
+    for n in 0..pta.node_count() as u32 {
+        let o = pta.origin(n);
+        if o != Origin::Fresh {
+            members.entry(pta.class(n)).or_default().push(o);
+        }
+    }
+    members
 }

@@ -1,0 +1,435 @@
+//! A saved run: the findings of an analysis in a form every report option can be applied to
+//! without re-analysis — every warning before filters as report data, with its
+//! [`FilterFacts`] and its group under both `--group` views, plus the run's counts and times.
+//!
+//! `relay analyze` builds its report through [`SavedRun::report`] and keeps the run in its
+//! cache; `relay report` loads it ([`SavedRun::load`]) and calls the same function, so the two
+//! give the same report for the same options.
+//!
+//! The entry (kind [`KIND`]) has one fixed key for every relay build, so a run saved by another
+//! build is found and named in the error instead of looking like no run at all. Its payload is
+//! a [`Header`] (which build wrote it) followed by the run, both bincode; the run is decoded
+//! only when the header names this build. Within the run each warning's report data is one
+//! encoded byte string, decoded only when a report shows the warning: loading a run of 140,000
+//! warnings then costs one allocation per warning instead of forty.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+use bincode::Options as _;
+use serde::{Deserialize, Serialize};
+
+use super::report::{Group, ReportBuilder};
+use super::{pairs_with_facts, Filter, FilterConfig, FilterFacts, PairStats, RaceInput, RaceStats};
+use crate::cache::store::{decode, encode};
+use crate::cache::{Key, KeyBuilder, Store};
+use crate::report::{self, RaceWarning, Report};
+
+/// The cache entry kind of saved runs.
+pub const KIND: &str = "run";
+
+/// What produced a saved run (printed by `relay report`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Translation units analysed.
+    pub units: usize,
+    /// The inputs and analysis options, as command-line words (`sqlite3.i --entry-roots`).
+    pub arguments: Vec<String>,
+    /// When the analysis finished, in seconds since the Unix epoch.
+    pub finished_at: u64,
+    /// Where the text report looks for source files whose line markers are relative paths,
+    /// besides the current directory (the compilation database's directory).
+    pub source_dirs: Vec<PathBuf>,
+}
+
+/// One warning before filters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedWarning {
+    /// The warning with `group` and `filtered_by` empty, encoded: decoded only when a report
+    /// includes it (a run has up to hundreds of thousands of warnings, forty strings each, and
+    /// a filtered report shows few of them).
+    pub warning: Encoded,
+    /// Its group under `--group field` and `--group object`.
+    pub group_field: String,
+    pub group_object: String,
+    pub facts: FilterFacts,
+}
+
+impl SavedWarning {
+    pub fn new(
+        warning: &RaceWarning,
+        group_field: String,
+        group_object: String,
+        facts: FilterFacts,
+    ) -> SavedWarning {
+        SavedWarning {
+            warning: Encoded(encode(warning).expect("a warning encodes")),
+            group_field,
+            group_object,
+            facts,
+        }
+    }
+
+    pub fn group(&self, group: Group) -> &str {
+        match group {
+            Group::Field => &self.group_field,
+            Group::Object => &self.group_object,
+        }
+    }
+
+    /// The warning (`group` and `filtered_by` empty).
+    pub fn warning(&self) -> Result<RaceWarning> {
+        decode(&self.warning.0).context("the saved analysis is corrupt: a warning does not decode")
+    }
+}
+
+/// A value encoded with bincode, stored as one byte string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Encoded(Vec<u8>);
+
+impl Serialize for Encoded {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Encoded {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Encoded, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = Encoded;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Encoded, E> {
+                Ok(Encoded(v.to_vec()))
+            }
+            fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Encoded, E> {
+                Ok(Encoded(v))
+            }
+        }
+        d.deserialize_byte_buf(Bytes)
+    }
+}
+
+/// Everything a report needs that its options (filters, format, group, baseline,
+/// `--show-filtered`) do not change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedRun {
+    pub info: RunInfo,
+    /// In the order of the racing pairs (sorted by access locations).
+    pub warnings: Vec<SavedWarning>,
+    pub pairs: PairStats,
+    pub functions: usize,
+    pub thread_entries: usize,
+    /// Wall-clock seconds per stage of the analysing run.
+    pub times: Vec<(String, f64)>,
+}
+
+/// The start of a saved run's payload: which relay wrote it.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    relay_version: String,
+    /// [`build_id`] of the relay that wrote it.
+    build: [u8; 32],
+}
+
+impl SavedRun {
+    /// The warnings of an analysis, before filters, with what every report needs. `times` is
+    /// left empty for the caller to fill.
+    pub fn new(input: &RaceInput<'_>, info: RunInfo) -> SavedRun {
+        let (pairs, stats) = pairs_with_facts(input);
+        let b = ReportBuilder::new(input.program, input.pta, input.summaries, input.entries);
+        let warnings = pairs
+            .into_iter()
+            .map(|(p, facts)| {
+                SavedWarning::new(
+                    &b.warning(&p.first, &p.second),
+                    b.group_of(&p.first, Group::Field),
+                    b.group_of(&p.first, Group::Object),
+                    facts,
+                )
+            })
+            .collect();
+        SavedRun {
+            info,
+            warnings,
+            pairs: stats,
+            functions: input.program.functions.len(),
+            thread_entries: input.entries.len(),
+            times: Vec::new(),
+        }
+    }
+
+    /// The report under these options: warnings (filtered ones only if `show_filtered`)
+    /// sorted by group, then location, then key; the counts with the filters applied.
+    pub fn report(
+        &self,
+        config: &FilterConfig,
+        group: Group,
+        show_filtered: bool,
+    ) -> Result<Report> {
+        let filtered: Vec<Vec<Filter>> = self
+            .warnings
+            .iter()
+            .map(|w| w.facts.matching(config))
+            .collect();
+        let stats = RaceStats::count(
+            self.pairs.clone(),
+            config,
+            filtered.iter().map(Vec::as_slice),
+        );
+        let mut warnings: Vec<RaceWarning> = self
+            .warnings
+            .iter()
+            .zip(&filtered)
+            .filter(|(_, by)| show_filtered || by.is_empty())
+            .map(|(w, by)| {
+                Ok(RaceWarning {
+                    group: w.group(group).to_string(),
+                    filtered_by: by.iter().map(|f| f.name().to_string()).collect(),
+                    ..w.warning()?
+                })
+            })
+            .collect::<Result<_>>()?;
+        warnings.sort_by(report_order);
+        let reported = warnings.iter().filter(|w| w.is_reported()).count();
+        Ok(Report {
+            schema_version: report::SCHEMA_VERSION,
+            tool: "relay".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            warnings,
+            stats: report::RunStats {
+                functions: self.functions,
+                thread_entries: self.thread_entries,
+                pairs_considered: stats.pairs.considered,
+                pairs_may_alias: stats.pairs.may_alias,
+                pairs_concurrent: stats.pairs.concurrent,
+                pairs_unlocked: stats.pairs.unlocked,
+                warnings_before_filters: stats.before_filters,
+                filters: stats
+                    .filters
+                    .iter()
+                    .map(|f| report::FilterStat {
+                        name: f.filter.to_string(),
+                        enabled: f.enabled,
+                        removed: f.removed,
+                        remaining: f.remaining,
+                    })
+                    .collect(),
+                warnings_reported: reported,
+                baseline_suppressed: 0,
+                times: self.times.clone(),
+            },
+        })
+    }
+
+    /// Keeps the run in `store` as its latest saved run (replacing the previous one).
+    pub fn save(&self, store: &Store) -> Result<()> {
+        let mut payload = encode(&Header {
+            relay_version: env!("CARGO_PKG_VERSION").into(),
+            build: build_id(),
+        })?;
+        payload.extend(encode(self)?);
+        store.put(KIND, &entry_key(), &payload)
+    }
+
+    /// The run last saved in the cache directory `dir`. Errors name the directory and say
+    /// what to do: no cache or no saved run, a corrupt entry, a run of another relay build.
+    pub fn load(dir: &Path) -> Result<SavedRun> {
+        let missing = || {
+            format!(
+                "no saved analysis in {}: run `relay analyze` first",
+                dir.display()
+            )
+        };
+        if !dir.is_dir() {
+            bail!(missing());
+        }
+        let store = Store::open(dir)?;
+        let corrupt = |why: &dyn std::fmt::Display| {
+            format!(
+                "the saved analysis in {} is corrupt ({why}): run `relay analyze` again",
+                dir.display()
+            )
+        };
+        let payload = match store.read(KIND, &entry_key()) {
+            Ok(Some(p)) => p,
+            Ok(None) => bail!(missing()),
+            Err(c) => bail!(corrupt(&c)),
+        };
+        let mut rest: &[u8] = &payload;
+        let header: Header = match bincode::DefaultOptions::new()
+            .with_limit(payload.len() as u64)
+            .allow_trailing_bytes()
+            .deserialize_from(&mut rest)
+        {
+            Ok(h) => h,
+            Err(e) => bail!(corrupt(&e)),
+        };
+        if header.build != build_id() {
+            let this = env!("CARGO_PKG_VERSION");
+            let which = if header.relay_version == this {
+                format!("another build of relay {this}")
+            } else {
+                format!("relay {} (this is relay {this})", header.relay_version)
+            };
+            bail!(
+                "the saved analysis in {} was made by {which}: run `relay analyze` again",
+                dir.display()
+            );
+        }
+        decode(rest).or_else(|e| bail!(corrupt(&e)))
+    }
+}
+
+/// The order of a report's warnings: by group, then by the accesses' locations, then by key.
+fn report_order(a: &RaceWarning, b: &RaceWarning) -> Ordering {
+    fn locations(w: &RaceWarning) -> impl Iterator<Item = &report::SourceLoc> {
+        w.accesses.iter().map(|s| &s.location)
+    }
+    a.group
+        .cmp(&b.group)
+        .then_with(|| locations(a).cmp(locations(b)))
+        .then_with(|| a.key.cmp(&b.key))
+}
+
+/// The key of the latest saved run: the same for every relay version and build.
+fn entry_key() -> Key {
+    KeyBuilder::with_versions(KIND, "", b"")
+        .str("latest")
+        .finish()
+}
+
+/// Identifies this relay build (version, executable, cache format), as its cache keys do.
+fn build_id() -> [u8; 32] {
+    KeyBuilder::new(KIND).str("build").finish().0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{AccessKind, AccessSite, SourceLoc};
+
+    fn site(entry: &str, line: u32) -> AccessSite {
+        AccessSite {
+            lvalue: "s.n".into(),
+            kind: AccessKind::Write,
+            atomic: false,
+            location: SourceLoc {
+                file: "a.c".into(),
+                line,
+                col: 1,
+            },
+            function: entry.into(),
+            entry: entry.into(),
+            entry_multiple: false,
+            locks: Vec::new(),
+            call_path: Vec::new(),
+            call_path_truncated: false,
+        }
+    }
+
+    /// Two warnings: one from `main` (line 9) in group `b`, one between `t` and `u` (line 5)
+    /// in group `a` under `--group field` and `z` under `--group object`.
+    fn run() -> SavedRun {
+        let warning = |key: &str, entries: [&str; 2], line: u32, groups: [&str; 2]| {
+            let w = RaceWarning {
+                key: key.into(),
+                lvalue: "s.n".into(),
+                group: String::new(),
+                accesses: vec![site(entries[0], line), site(entries[1], line + 1)],
+                filtered_by: Vec::new(),
+                notes: Vec::new(),
+            };
+            let facts = FilterFacts {
+                is_main: entries.map(|e| e == "main"),
+                entry_names: entries.map(String::from),
+                ..Default::default()
+            };
+            SavedWarning::new(&w, groups[0].into(), groups[1].into(), facts)
+        };
+        SavedRun {
+            info: RunInfo {
+                units: 1,
+                arguments: vec!["a.c".into()],
+                ..Default::default()
+            },
+            warnings: vec![
+                warning("k1", ["main", "t"], 9, ["b", "b"]),
+                warning("k2", ["t", "u"], 5, ["a", "z"]),
+            ],
+            pairs: PairStats::default(),
+            functions: 3,
+            thread_entries: 3,
+            times: vec![("summaries".into(), 1.5)],
+        }
+    }
+
+    fn keys(r: &Report) -> Vec<(&str, &str, Vec<String>)> {
+        r.warnings
+            .iter()
+            .map(|w| (w.key.as_str(), w.group.as_str(), w.filtered_by.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn reports_apply_filters_groups_and_order() {
+        let run = run();
+        let report = |c: &FilterConfig, g: Group, show: bool| run.report(c, g, show).unwrap();
+        let plain = report(&FilterConfig::default(), Group::Field, false);
+        assert_eq!(
+            keys(&plain),
+            [("k2", "a", vec![]), ("k1", "b", vec![])],
+            "sorted by group"
+        );
+        assert_eq!(plain.stats.warnings_reported, 2);
+        assert_eq!(plain.stats.times, run.times);
+        let by_object = report(&FilterConfig::default(), Group::Object, false);
+        assert_eq!(keys(&by_object)[0], ("k1", "b", vec![]));
+        let mut bootup = FilterConfig::default();
+        bootup.set(Filter::BootupThread, true);
+        let filtered = report(&bootup, Group::Field, false);
+        assert_eq!(keys(&filtered), [("k2", "a", vec![])]);
+        assert_eq!(filtered.stats.warnings_before_filters, 2);
+        assert_eq!(filtered.stats.filters[2].removed, 1);
+        let shown = report(&bootup, Group::Field, true);
+        assert_eq!(shown.warnings[1].filtered_by, ["bootup-thread"]);
+        assert_eq!(shown.stats.warnings_reported, 1);
+    }
+
+    #[test]
+    fn save_and_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = SavedRun::load(&dir.path().join("none")).unwrap_err();
+        assert!(format!("{missing:#}").contains("no saved analysis in"));
+        let store = Store::open(dir.path()).unwrap();
+        let err = SavedRun::load(dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("run `relay analyze` first"));
+        run().save(&store).unwrap();
+        assert_eq!(SavedRun::load(dir.path()).unwrap(), run());
+    }
+
+    #[test]
+    fn a_run_of_another_relay_is_named_not_decoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let write = |version: &str, build: [u8; 32]| {
+            let mut payload = encode(&Header {
+                relay_version: version.into(),
+                build,
+            })
+            .unwrap();
+            payload.extend(b"a layout this relay does not know");
+            store.put(KIND, &entry_key(), &payload).unwrap();
+            format!("{:#}", SavedRun::load(dir.path()).unwrap_err())
+        };
+        let err = write("0.0.1", [7; 32]);
+        assert!(err.contains("made by relay 0.0.1 (this is relay"), "{err}");
+        let err = write(env!("CARGO_PKG_VERSION"), [7; 32]);
+        assert!(err.contains("made by another build of relay"), "{err}");
+        let err = write(env!("CARGO_PKG_VERSION"), build_id());
+        assert!(err.contains("is corrupt"), "{err}");
+    }
+}
