@@ -24,7 +24,7 @@ enum Command {
     Analyze(cli::analyze::AnalyzeArgs),
     /// Report the last `relay analyze` run again from the cache, with other filters, group,
     /// baseline or format: no C is read or analysed.
-    Report(cli::analyze::report::ReportCommand),
+    Report(cli::report::ReportCommand),
     /// The cache of parsed units: `stats` (entries and bytes per kind) or `clear`.
     Cache(cli::cache::CacheCommand),
 }
@@ -48,7 +48,7 @@ fn main() {
         Command::Callgraph(a) => cli::callgraph::run(a),
         Command::Summary(a) => cli::summary::run(a),
         Command::Analyze(a) => cli::analyze::run(a),
-        Command::Report(a) => cli::analyze::report::run(a),
+        Command::Report(a) => cli::report::run(a),
         Command::Cache(a) => cli::cache::run(a),
     };
     match result {

@@ -50,6 +50,9 @@ const PRIVATE: u32 = 1 << 31;
 /// One SCC's entry: per function (in the SCC's order), its portable summary, encoded.
 type Entry = Vec<Option<Vec<u8>>>;
 
+/// An entry decoded: per function, its summary and the content hash of its stored form.
+type Loaded = Vec<(Option<Summary>, Key)>;
+
 /// Counters of one run, and the key of its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SummaryCacheStats {
@@ -239,7 +242,7 @@ impl<'a> SummaryCache<'a> {
             .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))
     }
 
-    fn load(&self, key: &Key) -> Result<Option<Vec<(Option<Summary>, Key)>>, Corruption> {
+    fn load(&self, key: &Key) -> Result<Option<Loaded>, Corruption> {
         let Some(bytes) = self.store.read(KIND, key)? else {
             return Ok(None);
         };

@@ -20,12 +20,7 @@ use crate::report::text::render_summary;
 use crate::schedule;
 use crate::summary;
 
-/// `relay report` and the report options it shares with `relay analyze`. (Declared here, not
-/// in `cli/mod.rs`, while that file is being changed by the summaries-cache work.)
-#[path = "report.rs"]
-pub mod report;
-
-pub use report::ReportArgs;
+pub use super::report::ReportArgs;
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
@@ -164,7 +159,24 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             .into_iter()
             .collect(),
     };
-    let mut run = SavedRun::new(&input, info);
+    // With every summary from the cache and the same entries, the findings are the ones saved
+    // by the run that computed them: no need to pair accesses again.
+    let run_key = store
+        .as_ref()
+        .zip(analysis.summaries.cache.as_ref())
+        .map(|(_, c)| findings_key(&c.program, &options.entries));
+    let reused = store
+        .as_ref()
+        .zip(run_key.as_ref())
+        .and_then(|(s, k)| SavedRun::find(s, k));
+    let reused_findings = reused.is_some();
+    let mut run = match reused {
+        Some(mut run) => {
+            run.info = info;
+            run
+        }
+        None => SavedRun::new(&input, info),
+    };
     let t3 = Instant::now();
     run.times = vec![
         ("front end".into(), (t1 - t0).as_secs_f64()),
@@ -174,8 +186,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         ("warnings".into(), (t3 - t2).as_secs_f64()),
     ];
     let rep = args.report.emit(&run, &filters, baseline.as_ref())?;
-    if let Some(store) = &store {
-        if let Err(e) = run.save(store) {
+    if let (Some(store), Some(key)) = (&store, &run_key) {
+        if let Err(e) = run.save(store, key) {
             eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
         }
     }
@@ -194,8 +206,25 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 totals.units_parsed, totals.units_reused
             )?;
             super::report_summary_cache(&mut err, &analysis.summaries)?;
+            if reused_findings {
+                writeln!(
+                    err,
+                    "warnings: reused from the cache (nothing they depend on changed)"
+                )?;
+            }
         }
         render_summary(&rep.stats, &mut err)?;
     }
-    Ok(report::exit_code(&rep))
+    Ok(super::report::exit_code(&rep))
+}
+
+/// The key of the findings of an analysis: all its summaries and call graph (the summaries
+/// cache's program key) and the thread entries asked for.
+fn findings_key(program: &crate::cache::Key, entries: &EntryOptions) -> crate::cache::Key {
+    let mut k = crate::cache::KeyBuilder::new(crate::race::saved::FINDINGS);
+    k.key(program).u64(u64::from(entries.roots));
+    for n in &entries.names {
+        k.str(n);
+    }
+    k.finish()
 }

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod callgraph;
 pub mod ir;
 pub mod parse;
+pub mod report;
 pub mod summary;
 
 use std::path::PathBuf;

@@ -106,9 +106,8 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         },
         entries: Default::default(),
     };
-    let (_pta, _cg, sums, times) = pool.install(|| {
-        pipeline::summarize_cached(&program, &models, &options, store.as_ref())
-    });
+    let (_pta, _cg, sums, times) =
+        pool.install(|| pipeline::summarize_cached(&program, &models, &options, store.as_ref()));
     super::report_failed_sccs(&program, &sums);
     if store.is_some() {
         super::report_summary_cache(&mut std::io::stderr().lock(), &sums)?;

@@ -6,10 +6,12 @@
 //! cache; `relay report` loads it ([`SavedRun::load`]) and calls the same function, so the two
 //! give the same report for the same options.
 //!
-//! The entry (kind [`KIND`]) has one fixed key for every relay build, so a run saved by another
-//! build is found and named in the error instead of looking like no run at all. Its payload is
-//! a [`Header`] (which build wrote it) followed by the run, both bincode; the run is decoded
-//! only when the header names this build. Within the run each warning's report data is one
+//! A run is stored (kind [`FINDINGS`]) under a key of everything its analysis depended on (the
+//! summaries cache's program key and the entry options), so `relay analyze` with nothing
+//! changed reuses it instead of pairing accesses again. The latest run is named by an entry
+//! (kind [`KIND`]) with one fixed key for every relay build, so a run saved by another build is
+//! found and named in the error instead of looking like no run at all: its payload is a
+//! [`Header`] (which build wrote it, and the run's key). Within the run each warning's report data is one
 //! encoded byte string, decoded only when a report shows the warning: loading a run of 140,000
 //! warnings then costs one allocation per warning instead of forty.
 
@@ -17,7 +19,6 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
-use bincode::Options as _;
 use serde::{Deserialize, Serialize};
 
 use super::report::{Group, ReportBuilder};
@@ -26,8 +27,10 @@ use crate::cache::store::{decode, encode};
 use crate::cache::{Key, KeyBuilder, Store};
 use crate::report::{self, RaceWarning, Report};
 
-/// The cache entry kind of saved runs.
+/// The cache entry kind of the latest saved run (a fixed key; it names a [`FINDINGS`] entry).
 pub const KIND: &str = "run";
+/// The cache entry kind of saved runs, keyed by what their analysis depended on.
+pub const FINDINGS: &str = "findings";
 
 /// What produced a saved run (printed by `relay report`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,12 +130,13 @@ pub struct SavedRun {
     pub times: Vec<(String, f64)>,
 }
 
-/// The start of a saved run's payload: which relay wrote it.
+/// The latest-run entry: which relay wrote it, and the key of the run (kind [`FINDINGS`]).
 #[derive(Serialize, Deserialize)]
 struct Header {
     relay_version: String,
     /// [`build_id`] of the relay that wrote it.
     build: [u8; 32],
+    run: [u8; 32],
 }
 
 impl SavedRun {
@@ -225,14 +229,27 @@ impl SavedRun {
         })
     }
 
-    /// Keeps the run in `store` as its latest saved run (replacing the previous one).
-    pub fn save(&self, store: &Store) -> Result<()> {
-        let mut payload = encode(&Header {
+    /// Keeps the run in `store` under `key` (what the analysis it came from depends on, see
+    /// [`SavedRun::find`]) and makes it the latest saved run.
+    pub fn save(&self, store: &Store, key: &Key) -> Result<()> {
+        store.put_value(FINDINGS, key, self)?;
+        Self::set_latest(store, key)
+    }
+
+    /// Makes the run stored under `key` the latest saved run (replacing the previous one).
+    pub fn set_latest(store: &Store, key: &Key) -> Result<()> {
+        let payload = encode(&Header {
             relay_version: env!("CARGO_PKG_VERSION").into(),
             build: build_id(),
+            run: key.0,
         })?;
-        payload.extend(encode(self)?);
         store.put(KIND, &entry_key(), &payload)
+    }
+
+    /// The run stored under `key` by an earlier analysis with the same inputs, if any (a corrupt
+    /// entry is reported and missed).
+    pub fn find(store: &Store, key: &Key) -> Option<SavedRun> {
+        store.get_value(FINDINGS, key)
     }
 
     /// The run last saved in the cache directory `dir`. Errors name the directory and say
@@ -259,12 +276,7 @@ impl SavedRun {
             Ok(None) => bail!(missing()),
             Err(c) => bail!(corrupt(&c)),
         };
-        let mut rest: &[u8] = &payload;
-        let header: Header = match bincode::DefaultOptions::new()
-            .with_limit(payload.len() as u64)
-            .allow_trailing_bytes()
-            .deserialize_from(&mut rest)
-        {
+        let header: Header = match decode(&payload) {
             Ok(h) => h,
             Err(e) => bail!(corrupt(&e)),
         };
@@ -280,7 +292,11 @@ impl SavedRun {
                 dir.display()
             );
         }
-        decode(rest).or_else(|e| bail!(corrupt(&e)))
+        match store.read(FINDINGS, &Key(header.run)) {
+            Ok(Some(p)) => decode(&p).or_else(|e| bail!(corrupt(&e))),
+            Ok(None) => bail!(missing()),
+            Err(c) => bail!(corrupt(&c)),
+        }
     }
 }
 
