@@ -7,11 +7,15 @@
 #   (c1) leaf edit:       one leaf function's body edited on its own line (no line moves)
 #   (c2) leaf edit+line:  the same edit on a new line (every later location in the file moves)
 #   (d)  lock edit:       a function now returns holding a lock, so its callers' summaries change
-#   (e)  relay report --filter all=on   (filters changed, no reanalysis)
+#   (e)  relay report with another filter setting (no reanalysis)
+# Analyses run with RELAY's filters (--filter all=on); (e) switches bootup-thread off.
+# (b)'s report must be identical to (a)'s apart from stage times (checked, printed).
 # Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused (from
-# relay's stderr). Edits are made to preprocessed text (.i): SQLite's is a copy
-# (/work/corpus/sqlite/sqlite3.c, scripts/corpus-sqlite.sh, preprocessed once); the Linux subset's
-# kernel/groups.i (scripts/corpus-linux.sh) is edited in place and always restored. The Linux
+# relay's stderr). SQLite: a copy of /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh)
+# is edited and analysed as a .c file (relay preprocesses it each run, so a new line moves the
+# line markers of everything below, as in real use). Linux: the preprocessed subset
+# (scripts/corpus-linux.sh) has no sources, so kernel/groups.i is edited in place (and always
+# restored); a new line there moves locations only up to the next line marker. The Linux
 # subset (kernel mm drivers/net/ethernet/intel/e1000, --max-rounds 4) needs about an hour for
 # the cold run on 2 cores and ~18 GB of memory.
 # Env: RELAY (default target/release/relay), JOBS (default 2), CORPUS (default /work/corpus),
@@ -87,9 +91,18 @@ bench() {
     cp "$file" "$orig"
     RESTORE=("$file" "$orig")
     A_SECS=
-    local analyze=("$RELAY" analyze -j"$JOBS" --cache "$cache" --format json "${inputs[@]}" "$@")
+    local analyze=("$RELAY" analyze -j"$JOBS" --cache "$cache" --format json --filter all=on
+        "${inputs[@]}" "$@")
     run "a-cold" "${analyze[@]}"
     run "b-no-change" "${analyze[@]}"
+    python3 - "$WORK/a-cold.out" "$WORK/b-no-change.out" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for r in (a, b):
+    r["stats"]["times"] = None
+print(f"{'':10} (b) report {'identical to' if a == b else 'DIFFERS from'} (a)'s except times;"
+      f" {len(a['warnings'])} warnings reported, {a['stats']['warnings_before_filters']} before filters")
+EOF
     edit "$file" same-line "$leaf"
     run "c1-leaf-same-line" "${analyze[@]}"
     cp "$orig" "$file"; edit "$file" new-line "$leaf"
@@ -99,7 +112,8 @@ bench() {
     cp "$orig" "$file"
     RESTORE=()
     if "$RELAY" report --help >/dev/null 2>&1; then
-        run "e-report-filters" "$RELAY" report --cache "$cache" --filter all=on --format json
+        run "e-report-filters" "$RELAY" report --cache "$cache" --filter all=on \
+            --filter bootup-thread=off --format json
     else
         printf '%-10s %-22s %9s\n' "$CORPUS_NAME" "e-report-filters" "n/a (no relay report)"
     fi
@@ -111,8 +125,8 @@ for corpus in "${@:-sqlite}"; do
     sqlite)
         src=$CORPUS/sqlite/sqlite3.c
         [[ -f $src ]] || die "no $src (run scripts/corpus-sqlite.sh)"
-        gcc -E -w "$src" -o "$WORK/sqlite3.i"
-        bench sqlite "$WORK/sqlite3.i" -- "$WORK/sqlite3.i" \
+        cp "$src" "$WORK/sqlite3.c"
+        bench sqlite "$WORK/sqlite3.c" -- "$WORK/sqlite3.c" \
             "int sqlite3Strlen30(const char *z){" \
             "static void invalidateAllOverflowCache(BtShared *pBt){" \
             "sqlite3_mutex_enter(pBt->mutex);" \

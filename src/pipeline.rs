@@ -4,11 +4,12 @@
 use std::time::Instant;
 
 use crate::cache::summaries::{SummaryCache, SummaryOptions};
-use crate::cache::Store;
+use crate::cache::{Key, KeyBuilder, Store};
 use crate::callgraph::CallGraph;
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::{FieldMode, PointsTo};
+use crate::race::saved::SavedRun;
 use crate::race::{self, FilterConfig, RaceInput, RaceStats, ThreadEntry, Warning};
 use crate::schedule;
 use crate::summary::{self, Summaries};
@@ -58,6 +59,9 @@ pub struct Analysis {
     pub summaries: Summaries,
     pub entries: Vec<ThreadEntry>,
     pub times: StageTimes,
+    /// The findings an earlier run saved for exactly this analysis, when nothing they depend
+    /// on changed: then no summary was loaded (`summaries` and `entries` are empty).
+    pub findings: Option<SavedRun>,
 }
 
 impl Analysis {
@@ -95,6 +99,28 @@ pub fn summarize_cached(
     options: &Options,
     store: Option<&Store>,
 ) -> (PointsTo, CallGraph, Summaries, StageTimes) {
+    let s = summarize_inner(program, models, options, store, false);
+    (s.pta, s.cg, s.summaries, s.times)
+}
+
+struct Summarized {
+    pta: PointsTo,
+    cg: CallGraph,
+    summaries: Summaries,
+    times: StageTimes,
+    findings: Option<SavedRun>,
+}
+
+/// Points-to, call graph, summaries; with `findings`, first looks for findings saved for this
+/// very analysis (every SCC stored under its current key, same entries) and, if there are,
+/// loads no summary at all.
+fn summarize_inner(
+    program: &Program,
+    models: &Models,
+    options: &Options,
+    store: Option<&Store>,
+    findings: bool,
+) -> Summarized {
     let t0 = Instant::now();
     let pta = PointsTo::analyze_with_models(program, options.fields, models);
     let t1 = Instant::now();
@@ -114,6 +140,29 @@ pub fn summarize_cached(
         }
         cache
     });
+    let saved = cache
+        .as_ref()
+        .zip(store)
+        .filter(|_| findings)
+        .and_then(|(c, store)| Some((c, c.stored_program_key()?, store)))
+        .and_then(|(c, program_key, store)| {
+            let run = SavedRun::find(store, &findings_key(&program_key, &options.entries))?;
+            Some((c.sccs_with_bodies(), program_key, run))
+        });
+    if let Some((sccs, program_key, run)) = saved {
+        let times = StageTimes {
+            points_to: (t1 - t0).as_secs_f64(),
+            callgraph: (t2 - t1).as_secs_f64(),
+            summaries: t2.elapsed().as_secs_f64(),
+        };
+        return Summarized {
+            summaries: Summaries::all_reused(program.functions.len(), sccs, program_key),
+            pta,
+            cg,
+            times,
+            findings: Some(run),
+        };
+    }
     let mut sums = summary::compute_with_store(
         program,
         &pta,
@@ -129,7 +178,24 @@ pub fn summarize_cached(
         callgraph: (t2 - t1).as_secs_f64(),
         summaries: (t3 - t2).as_secs_f64(),
     };
-    (pta, cg, sums, times)
+    Summarized {
+        pta,
+        cg,
+        summaries: sums,
+        times,
+        findings: None,
+    }
+}
+
+/// The key findings are saved under: all summaries and the call graph (the summaries cache's
+/// program key) and the thread entries asked for.
+pub fn findings_key(program: &Key, entries: &EntryOptions) -> Key {
+    let mut k = KeyBuilder::new(crate::race::saved::FINDINGS);
+    k.key(program).u64(u64::from(entries.roots));
+    for n in &entries.names {
+        k.str(n);
+    }
+    k.finish()
 }
 
 /// The whole pipeline up to the thread entries; [`Analysis::warnings`] pairs their accesses.
@@ -147,7 +213,23 @@ pub fn analyze_cached(
     store: Option<&Store>,
 ) -> anyhow::Result<Analysis> {
     let extra = extra_entries(program, &options.entries)?;
-    let (pta, cg, summaries, times) = summarize_cached(program, models, options, store);
+    let Summarized {
+        pta,
+        cg,
+        summaries,
+        times,
+        findings,
+    } = summarize_inner(program, models, options, store, true);
+    if findings.is_some() {
+        return Ok(Analysis {
+            pta,
+            cg,
+            summaries,
+            entries: Vec::new(),
+            times,
+            findings,
+        });
+    }
     let mut extra = extra;
     if options.entries.roots {
         let callers = cg.callers();
@@ -164,6 +246,7 @@ pub fn analyze_cached(
         summaries,
         entries,
         times,
+        findings: None,
     })
 }
 

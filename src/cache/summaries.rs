@@ -32,6 +32,8 @@ use crate::summary::remap::IdMap;
 use crate::summary::{Summary, SummaryStore};
 
 const KIND: &str = "summary";
+/// Per SCC key, the content hashes of its summaries (small: read without loading summaries).
+const META: &str = "summary-meta";
 
 /// A summary with names and classes made portable.
 #[derive(Serialize, Deserialize)]
@@ -126,6 +128,15 @@ impl<'a> SummaryCache<'a> {
 
     /// The counters, and the key of all summaries; call after the schedule has run.
     pub fn stats(&self) -> SummaryCacheStats {
+        SummaryCacheStats {
+            reused: self.reused.load(Ordering::Relaxed),
+            stored: self.stored.load(Ordering::Relaxed),
+            unportable: self.unportable.load(Ordering::Relaxed),
+            program: self.program_key(&|f| self.content[f.index()].get().copied()),
+        }
+    }
+
+    fn program_key(&self, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new("program summaries");
         k.key(&self.context);
         // The call graph, not the bodies: what the race stage reads of the program besides
@@ -138,22 +149,22 @@ impl<'a> SummaryCache<'a> {
                 k.u64(g.0.into());
             }
         }
-        for c in &self.content {
-            match c.get() {
-                Some(c) => k.key(c),
+        for f in 0..self.program.functions.len() {
+            match content(FuncId(f as u32)) {
+                Some(c) => k.key(&c),
                 None => k.u64(0),
             };
         }
-        SummaryCacheStats {
-            reused: self.reused.load(Ordering::Relaxed),
-            stored: self.stored.load(Ordering::Relaxed),
-            unportable: self.unportable.load(Ordering::Relaxed),
-            program: k.finish(),
-        }
+        k.finish()
     }
 
     /// The SCC's key; its callee SCCs are done, so their content hashes are known.
     fn key(&self, scc: &Scc) -> Key {
+        self.key_with(scc, &|g| self.content[g.index()].get().copied())
+    }
+
+    /// The SCC's key, with the callees' content hashes from `content`.
+    fn key_with(&self, scc: &Scc, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new(KIND);
         k.key(&self.context);
         for f in &scc.functions {
@@ -173,13 +184,48 @@ impl<'a> SummaryCache<'a> {
         callees.dedup();
         for g in callees {
             k.u64(g.0.into());
-            match self.content[g.index()].get() {
-                Some(c) => k.key(c),
+            match content(g) {
+                Some(c) => k.key(&c),
                 // Body-less, or its SCC failed: no summary either way.
                 None => k.u64(0),
             };
         }
         k.finish()
+    }
+
+    /// The program key ([`SummaryCacheStats::program`]) computed from the stored content hashes
+    /// alone, without loading or computing any summary: `None` unless every SCC with a defined
+    /// function is stored under its current key. Bottom-up over the SCCs, sequentially.
+    pub fn stored_program_key(&self) -> Option<Key> {
+        let mut content: Vec<Option<Key>> = vec![None; self.content.len()];
+        for scc in &self.cg.sccs {
+            if !scc.functions.iter().any(|f| self.cg.defined[f.index()]) {
+                continue;
+            }
+            let key = self.key_with(scc, &|g| content[g.index()]);
+            let hashes: Vec<Key> = self
+                .store
+                .get_value::<Vec<[u8; 32]>>(META, &key)?
+                .into_iter()
+                .map(Key)
+                .collect();
+            if hashes.len() != scc.functions.len() {
+                return None;
+            }
+            for (f, h) in scc.functions.iter().zip(hashes) {
+                content[f.index()] = Some(h);
+            }
+        }
+        Some(self.program_key(&|f| content[f.index()]))
+    }
+
+    /// How many SCCs have a defined function (what a run analyses or reuses).
+    pub fn sccs_with_bodies(&self) -> usize {
+        self.cg
+            .sccs
+            .iter()
+            .filter(|s| s.functions.iter().any(|f| self.cg.defined[f.index()]))
+            .count()
     }
 
     fn encode(&self, s: &Summary) -> Option<Vec<u8>> {
@@ -299,11 +345,14 @@ impl SummaryStore for SummaryCache<'_> {
             .collect();
         match &entry {
             Some(entry) => {
+                let mut hashes = Vec::with_capacity(entry.len());
                 for (&f, blob) in scc.functions.iter().zip(entry) {
                     let c = blob.as_deref().map_or_else(|| none_key(&key), content_key);
                     let _ = self.content[f.index()].set(c);
+                    hashes.push(c.0);
                 }
                 self.store.put_value_or_warn(KIND, &key, entry);
+                self.store.put_value_or_warn(META, &key, &hashes);
                 self.stored.fetch_add(1, Ordering::Relaxed);
             }
             None => {

@@ -132,7 +132,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         },
         entries,
     };
-    let analysis =
+    let mut analysis =
         pool.install(|| pipeline::analyze_cached(&program, &models, &options, store.as_ref()))?;
     super::report_failed_sccs(&program, &analysis.summaries);
     let t2 = Instant::now();
@@ -164,11 +164,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let run_key = store
         .as_ref()
         .zip(analysis.summaries.cache.as_ref())
-        .map(|(_, c)| findings_key(&c.program, &options.entries));
-    let reused = store
-        .as_ref()
-        .zip(run_key.as_ref())
-        .and_then(|(s, k)| SavedRun::find(s, k));
+        .map(|(_, c)| pipeline::findings_key(&c.program, &options.entries));
+    let reused = analysis.findings.take().or_else(|| {
+        store
+            .as_ref()
+            .zip(run_key.as_ref())
+            .and_then(|(s, k)| SavedRun::find(s, k))
+    });
     let reused_findings = reused.is_some();
     let mut run = match reused {
         Some(mut run) => {
@@ -187,7 +189,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     ];
     let rep = args.report.emit(&run, &filters, baseline.as_ref())?;
     if let (Some(store), Some(key)) = (&store, &run_key) {
-        if let Err(e) = run.save(store, key) {
+        let saved = if reused_findings {
+            run.set_latest(store, key)
+        } else {
+            run.save(store, key)
+        };
+        if let Err(e) = saved {
             eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
         }
     }
@@ -216,15 +223,4 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         render_summary(&rep.stats, &mut err)?;
     }
     Ok(super::report::exit_code(&rep))
-}
-
-/// The key of the findings of an analysis: all its summaries and call graph (the summaries
-/// cache's program key) and the thread entries asked for.
-fn findings_key(program: &crate::cache::Key, entries: &EntryOptions) -> crate::cache::Key {
-    let mut k = crate::cache::KeyBuilder::new(crate::race::saved::FINDINGS);
-    k.key(program).u64(u64::from(entries.roots));
-    for n in &entries.names {
-        k.str(n);
-    }
-    k.finish()
 }

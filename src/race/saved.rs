@@ -137,6 +137,8 @@ struct Header {
     /// [`build_id`] of the relay that wrote it.
     build: [u8; 32],
     run: [u8; 32],
+    info: RunInfo,
+    times: Vec<(String, f64)>,
 }
 
 impl SavedRun {
@@ -233,15 +235,19 @@ impl SavedRun {
     /// [`SavedRun::find`]) and makes it the latest saved run.
     pub fn save(&self, store: &Store, key: &Key) -> Result<()> {
         store.put_value(FINDINGS, key, self)?;
-        Self::set_latest(store, key)
+        self.set_latest(store, key)
     }
 
-    /// Makes the run stored under `key` the latest saved run (replacing the previous one).
-    pub fn set_latest(store: &Store, key: &Key) -> Result<()> {
+    /// Makes this run, stored under `key`, the latest saved run (replacing the previous one).
+    /// Its `info` and `times` (which differ between runs reusing the same findings) are kept
+    /// with the pointer.
+    pub fn set_latest(&self, store: &Store, key: &Key) -> Result<()> {
         let payload = encode(&Header {
             relay_version: env!("CARGO_PKG_VERSION").into(),
             build: build_id(),
             run: key.0,
+            info: self.info.clone(),
+            times: self.times.clone(),
         })?;
         store.put(KIND, &entry_key(), &payload)
     }
@@ -292,11 +298,14 @@ impl SavedRun {
                 dir.display()
             );
         }
-        match store.read(FINDINGS, &Key(header.run)) {
-            Ok(Some(p)) => decode(&p).or_else(|e| bail!(corrupt(&e))),
+        let mut run: SavedRun = match store.read(FINDINGS, &Key(header.run)) {
+            Ok(Some(p)) => decode(&p).or_else(|e| bail!(corrupt(&e)))?,
             Ok(None) => bail!(missing()),
             Err(c) => bail!(corrupt(&c)),
-        }
+        };
+        run.info = header.info;
+        run.times = header.times;
+        Ok(run)
     }
 }
 

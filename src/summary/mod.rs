@@ -205,6 +205,30 @@ pub struct Summaries {
 }
 
 impl Summaries {
+    /// No summary loaded: every one of `sccs` SCCs was found unchanged in the cache, and what
+    /// the caller needs from the summaries was saved with them (see `pipeline::analyze_cached`).
+    pub fn all_reused(functions: usize, sccs: usize, program: crate::cache::Key) -> Summaries {
+        Summaries {
+            schedule: Schedule {
+                summaries: vec![None; functions],
+                failed: Vec::new(),
+                stats: schedule::ScheduleStats {
+                    sccs_analyzed: sccs,
+                    sccs_reused: sccs,
+                    ..Default::default()
+                },
+                elapsed: std::time::Duration::ZERO,
+            },
+            stats: SummaryStats::default(),
+            cache: Some(crate::cache::summaries::SummaryCacheStats {
+                reused: sccs,
+                stored: 0,
+                unportable: 0,
+                program,
+            }),
+        }
+    }
+
     pub fn get(&self, f: FuncId) -> Option<&Summary> {
         self.schedule.summaries.get(f.index())?.as_ref()
     }
