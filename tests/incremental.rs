@@ -163,6 +163,16 @@ fn an_edit_reanalyses_the_function_and_only_the_callers_it_changes() {
     assert_eq!(analysed(&s), expected, "leaf, mid, top, thr");
     assert_eq!(s.schedule.stats.sccs_reused, all - expected);
 
+    // New lines move every function below them: their bodies and summaries are stored
+    // relative to their own location, so nothing but the edited function is re-analysed (and
+    // the loaded summaries carry the new locations: `run_edit` compares with a fresh run).
+    let moved = PROGRAM.replace("int x, y, z;", "int x, y, z;\n\n");
+    let (_, s) = run_edit(dir.path(), &store, &moved);
+    assert_eq!(analysed(&s), 0, "a shift alone re-analyses nothing");
+    let grown = PROGRAM.replace("x = 1; }", "x = 1;\n}");
+    let (_, s) = run_edit(dir.path(), &store, &grown);
+    assert_eq!(analysed(&s), 1, "only leaf, whose own text changed");
+
     // Back to the original text: everything comes from the cache.
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
     assert_eq!(analysed(&s), 0);

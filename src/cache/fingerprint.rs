@@ -84,13 +84,18 @@ pub fn models(models: &Models) -> Key {
     k.finish()
 }
 
-/// Each function's printed IR, hashed (`None`: no body). In parallel (on the current rayon pool).
+/// Each function's printed IR, hashed (`None`: no body), with locations in its own file relative
+/// to the function's (so it keeps its hash when lines are added above it). In parallel (on the
+/// current rayon pool).
 pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
     (0..program.functions.len())
         .into_par_iter()
         .map(|i| {
             let body = program.functions[i].body.as_ref()?;
-            let text = program.printer().function(body);
+            // Locations relative to the function's own: lines added above it do not change it.
+            let mut printer = program.printer();
+            printer.relative_to = Some(body.loc);
+            let text = printer.function(body);
             Some(KeyBuilder::new("body").str(&text).finish())
         })
         .collect()

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::fingerprint::{self, ClassTable};
 use super::{store, Corruption, Key, KeyBuilder, Store};
 use crate::callgraph::{CallGraph, Scc};
-use crate::ir::{FuncId, Name};
+use crate::ir::{FuncId, Loc, Name};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
@@ -45,6 +45,9 @@ struct Portable {
     /// Classes are ranks in the run's [`ClassTable`], or `PRIVATE | i` for `private[i]`.
     summary: Summary,
 }
+
+/// The `file` of a portable location given relative to its function's location.
+const RELATIVE: u32 = u32::MAX;
 
 /// Marks a portable class id as an index into [`Portable::private`].
 const PRIVATE: u32 = 1 << 31;
@@ -139,9 +142,13 @@ impl<'a> SummaryCache<'a> {
     fn program_key(&self, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new("program summaries");
         k.key(&self.context);
-        // The call graph, not the bodies: what the race stage reads of the program besides
-        // the summaries is who calls whom (entries, reachability), names and locations.
+        // The call graph and where functions are, not the bodies: what the race stage reads of
+        // the program besides the summaries is who calls whom (entries, reachability), names
+        // and locations (summaries store theirs relative to their functions).
         for f in 0..self.program.functions.len() {
+            if let Some(l) = self.function_loc(FuncId(f as u32)) {
+                k.u64(l.file.into()).u64(l.line.into()).u64(l.col.into());
+            }
             let mut callees: Vec<FuncId> = self.cg.callees(FuncId(f as u32)).collect();
             callees.sort_unstable();
             k.u64(callees.len() as u64);
@@ -228,7 +235,35 @@ impl<'a> SummaryCache<'a> {
             .count()
     }
 
-    fn encode(&self, s: &Summary) -> Option<Vec<u8>> {
+    /// A location in `owner`'s file as an offset from `owner`'s own location ([`RELATIVE`]).
+    fn relative_loc(&self, l: Loc, owner: FuncId) -> Loc {
+        match self.function_loc(owner) {
+            Some(base) if base.file == l.file => Loc {
+                file: RELATIVE,
+                line: l.line.wrapping_sub(base.line),
+                col: l.col,
+            },
+            _ => l,
+        }
+    }
+
+    fn absolute_loc(&self, l: Loc, owner: FuncId) -> Option<Loc> {
+        if l.file != RELATIVE {
+            return Some(l);
+        }
+        let base = self.function_loc(owner)?;
+        Some(Loc {
+            file: base.file,
+            line: base.line.wrapping_add(l.line),
+            col: l.col,
+        })
+    }
+
+    fn function_loc(&self, f: FuncId) -> Option<Loc> {
+        Some(self.program.functions.get(f.index())?.body.as_ref()?.loc)
+    }
+
+    fn encode(&self, f: FuncId, s: &Summary) -> Option<Vec<u8>> {
         let mut used = NameCollector {
             names: Vec::new(),
             private: Vec::new(),
@@ -257,7 +292,8 @@ impl<'a> SummaryCache<'a> {
             classes: &self.classes,
             pta: self.pta,
         };
-        let summary = s.remap(&mut to_portable)?;
+        let mut summary = s.remap(&mut to_portable)?;
+        summary.map_locs(f, &mut |l, owner| self.relative_loc(l, owner));
         let portable = Portable {
             names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
             private: private.into_iter().map(str::to_string).collect(),
@@ -266,7 +302,7 @@ impl<'a> SummaryCache<'a> {
         store::encode(&portable).ok()
     }
 
-    fn decode(&self, bytes: &[u8]) -> Result<Summary, Corruption> {
+    fn decode(&self, f: FuncId, bytes: &[u8]) -> Result<Summary, Corruption> {
         let p: Portable = store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
         let names: Vec<Name> = p
             .names
@@ -283,20 +319,38 @@ impl<'a> SummaryCache<'a> {
             private: &private,
             classes: &self.classes,
         };
-        p.summary
+        let mut s = p
+            .summary
             .remap(&mut from)
-            .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))
+            .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))?;
+        let mut valid = true;
+        s.map_locs(f, &mut |l, owner| {
+            self.absolute_loc(l, owner).unwrap_or_else(|| {
+                valid = false;
+                l
+            })
+        });
+        if !valid {
+            return Err(Corruption::Decode(
+                "a location in a function without a body".into(),
+            ));
+        }
+        Ok(s)
     }
 
-    fn load(&self, key: &Key) -> Result<Option<Loaded>, Corruption> {
+    fn load(&self, scc: &Scc, key: &Key) -> Result<Option<Loaded>, Corruption> {
         let Some(bytes) = self.store.read(KIND, key)? else {
             return Ok(None);
         };
         let entry: Entry = store::decode(&bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
+        if entry.len() != scc.functions.len() {
+            return Ok(None);
+        }
         entry
             .iter()
-            .map(|blob| match blob {
-                Some(b) => Ok((Some(self.decode(b)?), content_key(b))),
+            .zip(&scc.functions)
+            .map(|(blob, &f)| match blob {
+                Some(b) => Ok((Some(self.decode(f, b)?), content_key(b))),
                 None => Ok((None, none_key(key))),
             })
             .collect::<Result<Vec<_>, _>>()
@@ -317,7 +371,7 @@ fn none_key(scc: &Key) -> Key {
 impl SummaryStore for SummaryCache<'_> {
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>> {
         let key = self.key(scc);
-        let loaded = match self.load(&key) {
+        let loaded = match self.load(scc, &key) {
             Ok(Some(l)) if l.len() == scc.functions.len() => l,
             Ok(_) => return None,
             Err(c) => {
@@ -338,8 +392,9 @@ impl SummaryStore for SummaryCache<'_> {
         let key = self.key(scc);
         let entry: Option<Entry> = summaries
             .iter()
-            .map(|s| match s {
-                Some(s) => self.encode(s).map(Some),
+            .zip(&scc.functions)
+            .map(|(s, &f)| match s {
+                Some(s) => self.encode(f, s).map(Some),
                 None => Some(None),
             })
             .collect();

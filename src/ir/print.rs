@@ -25,6 +25,9 @@ pub struct Printer<'a> {
     pub files: &'a [String],
     /// Name of a linked function, when printing after linking.
     pub function_name: Box<dyn Fn(FuncId) -> String + 'a>,
+    /// Print locations in this location's file as line offsets from it (`+3:5`): a function's
+    /// text independent of where it sits in its file (the summaries cache keys bodies so).
+    pub relative_to: Option<Loc>,
 }
 
 impl Printer<'_> {
@@ -154,6 +157,9 @@ impl Printer<'_> {
     }
 
     pub fn loc(&self, l: Loc) -> String {
+        if let Some(base) = self.relative_to.filter(|b| b.file == l.file) {
+            return format!("{:+}:{}", i64::from(l.line) - i64::from(base.line), l.col);
+        }
         let file = self.files.get(l.file as usize).map_or("?", |s| s.as_str());
         format!("{file}:{}:{}", l.line, l.col)
     }

@@ -135,6 +135,7 @@ impl Program {
             strings: &self.strings,
             files: &self.files,
             function_name: Box::new(|f| self.function_label(f)),
+            relative_to: None,
         }
     }
 

@@ -432,8 +432,10 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let err = SavedRun::load(dir.path()).unwrap_err();
         assert!(format!("{err:#}").contains("run `relay analyze` first"));
-        run().save(&store).unwrap();
+        let key = KeyBuilder::new("test").finish();
+        run().save(&store, &key).unwrap();
         assert_eq!(SavedRun::load(dir.path()).unwrap(), run());
+        assert_eq!(SavedRun::find(&store, &key), Some(run()));
     }
 
     #[test]
@@ -441,13 +443,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let write = |version: &str, build: [u8; 32]| {
-            let mut payload = encode(&Header {
+            let payload = encode(&Header {
                 relay_version: version.into(),
                 build,
+                run: [0; 32],
+                info: RunInfo::default(),
+                times: Vec::new(),
             })
             .unwrap();
-            payload.extend(b"a layout this relay does not know");
             store.put(KIND, &entry_key(), &payload).unwrap();
+            store
+                .put(
+                    FINDINGS,
+                    &Key([0; 32]),
+                    b"a layout this relay does not know",
+                )
+                .unwrap();
             format!("{:#}", SavedRun::load(dir.path()).unwrap_err())
         };
         let err = write("0.0.1", [7; 32]);

@@ -254,4 +254,7 @@ pub struct Spawn {
     /// summarised function's terms): lets the race stage name `arg->lock` in the thread.
     #[serde(default)]
     pub arg: Option<Path>,
+    /// The function containing the creation site (the chain may be truncated before it).
+    #[serde(default)]
+    pub func: Option<FuncId>,
 }

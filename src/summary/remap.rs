@@ -9,13 +9,13 @@
 
 use std::collections::BTreeSet;
 
-use super::access::{AccessTables, GuardedAccess, Spawn};
+use super::access::{AccessTables, CallSite, GuardedAccess, Spawn};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Path, Root, Step};
 use super::threads::ThreadState;
 use super::value::SymVal;
 use super::Summary;
-use crate::ir::Name;
+use crate::ir::{FuncId, Loc, Name};
 
 /// A renaming of names and classes; `None` means the id cannot be renamed (the summary is then
 /// not portable, or not valid here).
@@ -49,6 +49,36 @@ impl Summary {
             modelled: self.modelled,
             coarsened: self.coarsened,
         })
+    }
+}
+
+impl Summary {
+    /// Rewrites every location of the summary of `f` with `m`, which is also told the function
+    /// whose body the location is in: `f` for its own accesses and call sites, the callee of
+    /// the previous call for the rest of a call chain, the performing function for an access.
+    pub fn map_locs(&mut self, f: FuncId, m: &mut impl FnMut(Loc, FuncId) -> Loc) {
+        fn chain(
+            f: FuncId,
+            chain: &mut [CallSite],
+            m: &mut impl FnMut(Loc, FuncId) -> Loc,
+        ) -> FuncId {
+            let mut owner = f;
+            for c in chain {
+                c.loc = m(c.loc, owner);
+                owner = c.callee;
+            }
+            owner
+        }
+        for a in &mut self.accesses {
+            for w in &mut a.witnesses {
+                let last = chain(f, &mut w.chain, m);
+                w.loc = m(w.loc, w.func.unwrap_or(last));
+            }
+        }
+        for sp in &mut self.spawns {
+            let last = chain(f, &mut sp.chain, m);
+            sp.loc = m(sp.loc, sp.func.unwrap_or(last));
+        }
     }
 }
 

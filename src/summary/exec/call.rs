@@ -243,6 +243,7 @@ impl FnAnalysis<'_> {
                 paths: 1,
                 chain: Vec::new(),
                 arg,
+                func: Some(self.func),
             });
         }
     }
@@ -337,6 +338,7 @@ impl FnAnalysis<'_> {
                         [q] => Some(q.clone()),
                         _ => None,
                     }),
+                    func: sp.func,
                 });
             }
         }
