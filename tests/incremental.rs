@@ -201,6 +201,14 @@ fn corrupt_summary_entries_are_recomputed() {
     // Recomputed and stored again: the next run reuses everything.
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
     assert_eq!(analysed(&s), 0);
+    // Lost content-hash entries are written again by a run that loads the summaries.
+    let meta = cache.path().join("summary-meta");
+    let n = walk(&meta).len();
+    assert_eq!(n, stored);
+    std::fs::remove_dir_all(&meta).unwrap();
+    let (_, s) = run_edit(dir.path(), &store, PROGRAM);
+    assert_eq!(analysed(&s), 0);
+    assert_eq!(walk(&meta).len(), n);
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

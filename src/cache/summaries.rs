@@ -380,9 +380,16 @@ impl SummaryStore for SummaryCache<'_> {
             }
         };
         let mut out = Vec::with_capacity(loaded.len());
+        let mut hashes = Vec::with_capacity(loaded.len());
         for (&f, (s, content)) in scc.functions.iter().zip(loaded) {
             let _ = self.content[f.index()].set(content);
+            hashes.push(content.0);
             out.push(s);
+        }
+        // A meta entry lost (deleted as corrupt, or never written by an interrupted run) is
+        // written again, so the next run can skip loading.
+        if !self.store.entry_path(META, &key).exists() {
+            self.store.put_value_or_warn(META, &key, &hashes);
         }
         self.reused.fetch_add(1, Ordering::Relaxed);
         Some(out)
