@@ -2,7 +2,7 @@
 //! are hidden: a plain line every few seconds.
 
 /// Seconds between plain-text progress lines.
-const PLAIN_PROGRESS_SECS: u64 = 30;
+pub const PLAIN_PROGRESS_SECS: u64 = 30;
 
 /// Progress for a stderr that is not a terminal: `summaries: 1200/34214 functions (4 %), 60 s`.
 pub struct PlainProgress {
@@ -27,10 +27,16 @@ impl PlainProgress {
 
     pub fn advance(&mut self, n: u64) {
         self.done += n;
+        self.tick("");
+    }
+
+    /// Prints the line if it is time, with `detail` appended (what is still running: a long
+    /// step completes nothing for minutes, and a silent log looks hung).
+    pub fn tick(&mut self, detail: &str) {
         if self.last.elapsed().as_secs() >= PLAIN_PROGRESS_SECS {
             self.last = std::time::Instant::now();
             eprintln!(
-                "{}: {}/{} functions ({} %), {} s",
+                "{}: {}/{} functions ({} %), {} s{detail}",
                 self.what,
                 self.done,
                 self.total,

@@ -296,6 +296,8 @@ pub fn run_with<A: SccAnalysis>(
     let max_in_flight = 2 * jobs;
     let mut remaining = stats.sccs_analyzed;
 
+    // SCCs handed to the pool and not finished, with when they were handed over.
+    let mut running: Vec<(SccId, Instant)> = Vec::new();
     pool.in_place_scope(|scope| {
         let mut in_flight = 0usize;
         while remaining > 0 {
@@ -304,6 +306,7 @@ pub fn run_with<A: SccAnalysis>(
                     break;
                 };
                 in_flight += 1;
+                running.push((SccId(i), Instant::now()));
                 let tx = tx.clone();
                 let done = &done_summaries;
                 scope.spawn(move |_| {
@@ -325,7 +328,21 @@ pub fn run_with<A: SccAnalysis>(
                 });
             }
             assert!(in_flight > 0, "SCC DAG has an SCC that never becomes ready");
-            let done = rx.recv().expect("a worker reports every SCC");
+            let done = loop {
+                let wait = Duration::from_secs(crate::progress::PLAIN_PROGRESS_SECS);
+                match rx.recv_timeout(wait) {
+                    Ok(done) => break done,
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        if let Some(p) = &mut plain {
+                            p.tick(&running_detail(cg, &running));
+                        }
+                    }
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                        unreachable!("a worker reports every SCC")
+                    }
+                }
+            };
+            running.retain(|&(s, _)| s != done.scc);
             in_flight -= 1;
             remaining -= 1;
             let scc = cg.scc(done.scc);
@@ -369,6 +386,19 @@ pub fn run_with<A: SccAnalysis>(
         stats,
         elapsed: start.elapsed(),
     }
+}
+
+/// `; running for 300 s: an SCC of 1234 function(s)`: the SCC handed out longest ago.
+fn running_detail(cg: &CallGraph, running: &[(SccId, Instant)]) -> String {
+    let Some(&(scc, since)) = running.iter().min_by_key(|(_, t)| *t) else {
+        return String::new();
+    };
+    let funcs = &cg.scc(scc).functions;
+    format!(
+        "; running for {} s: an SCC of {} function(s)",
+        since.elapsed().as_secs(),
+        funcs.len()
+    )
 }
 
 /// Runs one SCC to its fixpoint and publishes its summaries.
