@@ -17,7 +17,7 @@
 //!
 //! Reads verify all of it: an entry that is truncated, corrupted, of another format version or
 //! stored under another key is reported once on stderr, deleted and treated as a miss.
-//! Writes go to a unique temporary file in the entry's directory, are flushed to disk and renamed
+//! Writes go to a unique temporary file in the entry's directory and are renamed
 //! over the entry, so readers see either no entry or a whole one, and concurrent writers of one
 //! key both succeed (the last rename wins; both wrote the same value).
 
@@ -334,6 +334,36 @@ impl Store {
         stats_of(&self.dir)
     }
 
+    /// Keeps the `keep` most recently written entries of `kind` and removes the others (for kinds
+    /// whose old entries are rarely useful and large, like saved findings). Returns how many
+    /// were removed. Errors (e.g. a concurrent removal) are ignored: pruning is best effort.
+    pub fn prune(&self, kind: &str, keep: usize) -> usize {
+        let mut entries: Vec<(SystemTime, PathBuf)> = Vec::new();
+        let Ok(shards) = fs::read_dir(self.dir.join(kind)) else {
+            return 0;
+        };
+        for shard in shards.flatten() {
+            let Ok(files) = fs::read_dir(shard.path()) else {
+                continue;
+            };
+            for f in files.flatten() {
+                let name = f.file_name();
+                if name.to_string_lossy().starts_with(TEMP_PREFIX) {
+                    continue;
+                }
+                if let Ok(modified) = f.metadata().and_then(|m| m.modified()) {
+                    entries.push((modified, f.path()));
+                }
+            }
+        }
+        entries.sort_by(|a, b| b.cmp(a));
+        entries
+            .iter()
+            .skip(keep)
+            .filter(|(_, p)| fs::remove_file(p).is_ok())
+            .count()
+    }
+
     /// Removes every entry (and leftover temporary file); returns what was there.
     pub fn clear(&self) -> Result<CacheStats> {
         let stats = self.stats()?;
@@ -364,8 +394,7 @@ impl Store {
         Ok(Some(file))
     }
 
-    /// Writes `parts` to a fresh temporary file in `dir`, flushes it to disk and renames it to
-    /// `path`.
+    /// Writes `parts` to a fresh temporary file in `dir` and renames it to `path`.
     fn write_atomic(&self, dir: &Path, path: &Path, parts: &[&[u8]]) -> io::Result<()> {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -384,7 +413,9 @@ impl Store {
             for p in parts {
                 f.write_all(p)?;
             }
-            f.sync_all()?;
+            // No fsync: readers on a running system only ever see whole files (the rename is
+            // atomic), and what a crash leaves half-written fails the checksum and is
+            // recomputed. Syncing every entry cost seconds on runs that store thousands.
             drop(f);
             fs::rename(&tmp, path)
         })();
@@ -526,6 +557,32 @@ mod tests {
 
     fn key(s: &str) -> Key {
         KeyBuilder::new("test").str(s).finish()
+    }
+
+    #[test]
+    fn prune_keeps_the_most_recent_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for i in 0..5 {
+            store.put("big", &key(&i.to_string()), b"x").unwrap();
+            // Distinct modification times, oldest first.
+            let path = store.entry_path("big", &key(&i.to_string()));
+            let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i);
+            fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        store.put("other", &key("o"), b"y").unwrap();
+        assert_eq!(store.prune("big", 2), 3);
+        let kept: Vec<bool> = (0..5)
+            .map(|i| store.get("big", &key(&i.to_string())).is_some())
+            .collect();
+        assert_eq!(kept, [false, false, false, true, true]);
+        assert!(store.get("other", &key("o")).is_some());
+        assert_eq!(store.prune("missing-kind", 1), 0);
     }
 
     #[test]

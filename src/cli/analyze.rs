@@ -106,6 +106,9 @@ impl AnalyzeArgs {
     }
 }
 
+/// Saved findings kept in a cache directory (the most recent ones).
+const KEEP_FINDINGS: usize = 4;
+
 pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     // Options first: a typo in a flag fails before minutes of analysis.
     let filters = args.report.filter_config()?;
@@ -192,7 +195,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         let saved = if reused_findings {
             run.set_latest(store, key)
         } else {
-            run.save(store, key)
+            let saved = run.save(store, key);
+            // Findings are large (hundreds of MB for SQLite) and only the latest ones are
+            // likely to be asked for again: keep a few.
+            store.prune(crate::race::saved::FINDINGS, KEEP_FINDINGS);
+            saved
         };
         if let Err(e) = saved {
             eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
