@@ -53,6 +53,17 @@ pub struct StageTimes {
     pub summaries: f64,
 }
 
+impl StageTimes {
+    /// From the instants the stages started, and when the last one ended.
+    fn new(points_to: Instant, callgraph: Instant, summaries: Instant, end: Instant) -> Self {
+        StageTimes {
+            points_to: (callgraph - points_to).as_secs_f64(),
+            callgraph: (summaries - callgraph).as_secs_f64(),
+            summaries: (end - summaries).as_secs_f64(),
+        }
+    }
+}
+
 pub struct Analysis {
     pub pta: PointsTo,
     pub cg: CallGraph,
@@ -150,11 +161,7 @@ fn summarize_inner(
             Some((c.sccs_with_bodies(), program_key, run))
         });
     if let Some((sccs, program_key, run)) = saved {
-        let times = StageTimes {
-            points_to: (t1 - t0).as_secs_f64(),
-            callgraph: (t2 - t1).as_secs_f64(),
-            summaries: t2.elapsed().as_secs_f64(),
-        };
+        let times = StageTimes::new(t0, t1, t2, Instant::now());
         return Summarized {
             summaries: Summaries::all_reused(program.functions.len(), sccs, program_key),
             pta,
@@ -173,11 +180,7 @@ fn summarize_inner(
     );
     sums.cache = cache.map(|c| c.stats());
     let t3 = Instant::now();
-    let times = StageTimes {
-        points_to: (t1 - t0).as_secs_f64(),
-        callgraph: (t2 - t1).as_secs_f64(),
-        summaries: (t3 - t2).as_secs_f64(),
-    };
+    let times = StageTimes::new(t0, t1, t2, t3);
     Summarized {
         pta,
         cg,

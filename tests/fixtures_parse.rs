@@ -3,24 +3,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::preprocess;
 
-fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/parse");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("fixtures/parse exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .collect();
-    files.sort();
-    files
-}
-
 #[test]
 fn every_parse_fixture_parses_cleanly() {
-    let files = fixtures();
+    let files = common::c_fixtures("parse");
     assert!(
         files.len() >= 50,
         "expected the fixture corpus, found {} files",

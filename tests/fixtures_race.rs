@@ -9,7 +9,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::program_of;
 use relay::models::Models;
@@ -18,17 +18,6 @@ use relay::race::FilterConfig;
 
 /// Fixtures whose annotations need a later stage, and why.
 const PENDING: &[(&str, &str)] = &[];
-
-fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/race");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("fixtures/race exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .collect();
-    files.sort();
-    files
-}
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
 enum Expect {
@@ -119,7 +108,7 @@ fn check(path: &Path) -> Vec<String> {
 
 #[test]
 fn race_fixture_annotations_hold() {
-    let files = fixtures();
+    let files = common::c_fixtures("race");
     assert!(
         files.len() >= 13,
         "expected the race fixtures, found {}",

@@ -59,20 +59,9 @@ fn assert_same(p: &Program, a: &Summaries, b: &Summaries, what: &str) {
     }
 }
 
-fn race_fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/race");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn reused_summaries_equal_computed_ones_on_every_fixture() {
-    for path in race_fixtures() {
+    for path in common::c_fixtures("race") {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let cold = summaries(&program(&path, 0), Some(&store));

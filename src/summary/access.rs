@@ -224,10 +224,8 @@ impl AccessSet {
 }
 
 /// A table in sorted order, and the new index of each old one.
-fn sorted_table<T: Ord>(
-    set: indexmap::IndexSet<T, rustc_hash::FxBuildHasher>,
-) -> (Vec<T>, Vec<u32>) {
-    let mut items: Vec<(T, usize)> = set.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
+pub(super) fn sorted_table<T: Ord>(table: impl IntoIterator<Item = T>) -> (Vec<T>, Vec<u32>) {
+    let mut items: Vec<(T, usize)> = table.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
     items.sort();
     let mut new = vec![0u32; items.len()];
     for (pos, (_, old)) in items.iter().enumerate() {

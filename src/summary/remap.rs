@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use super::access::{AccessTables, CallSite, GuardedAccess, Spawn};
+use super::access::{sorted_table, AccessTables, CallSite, GuardedAccess, Spawn};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Path, Root, Step};
 use super::threads::ThreadState;
@@ -157,8 +157,8 @@ fn remap_accesses(
         .iter()
         .map(|l| lockset(l, m))
         .collect::<Option<_>>()?;
-    let (paths, path_new) = sorted(paths);
-    let (locksets, lockset_new) = sorted(locksets);
+    let (paths, path_new) = sorted_table(paths);
+    let (locksets, lockset_new) = sorted_table(locksets);
     let mut out = Vec::with_capacity(accesses.len());
     for a in accesses {
         out.push(GuardedAccess {
@@ -173,17 +173,6 @@ fn remap_accesses(
     }
     out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
     Some((AccessTables { paths, locksets }, out))
-}
-
-/// The items sorted, and the new index of each old one.
-fn sorted<T: Ord>(items: Vec<T>) -> (Vec<T>, Vec<u32>) {
-    let mut items: Vec<(T, usize)> = items.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
-    items.sort();
-    let mut new = vec![0u32; items.len()];
-    for (pos, (_, old)) in items.iter().enumerate() {
-        new[*old] = pos as u32;
-    }
-    (items.into_iter().map(|(t, _)| t).collect(), new)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests (each test crate uses a part of them).
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -51,4 +51,18 @@ pub fn program_of(path: &Path) -> Program {
     let mut linker = Linker::new(Arc::new(names));
     linker.add(0, lowered.unit);
     linker.finish()
+}
+
+/// The `*.c` files of `fixtures/<dir>`, sorted.
+pub fn c_fixtures(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    files.sort();
+    files
 }
