@@ -92,9 +92,49 @@ impl<'a> AccessView<'a> {
 
 /// (path, lockset, kind, atomic, phase).
 pub type AccessKey = (u32, u32, AccessKind, bool, Phase);
-/// What [`AccessSet::coarsen`] merges by, and what it keeps per merged access.
-type MergedKey = (Path, AccessKind, bool, Phase);
-type Merged = (RelativeLockset, Option<u32>, Witness);
+/// What [`AccessSet::coarsen`] keeps per merged access: lockset id, class, witness.
+type Merged = (u32, Option<u32>, Witness);
+
+/// The order of witnesses: shortest chain, then location, then the chain itself (a total order,
+/// so which witness survives a merge does not depend on the order accesses were found in).
+fn witness_order(w: &Witness) -> (usize, Loc, &[CallSite]) {
+    (w.chain.len(), w.loc, &w.chain)
+}
+
+/// A lockset table that grows by joins, each distinct pair joined once.
+struct LocksetJoins {
+    table: indexmap::IndexSet<RelativeLockset, rustc_hash::FxBuildHasher>,
+    memo: rustc_hash::FxHashMap<(u32, u32), u32>,
+}
+
+impl LocksetJoins {
+    fn new(table: indexmap::IndexSet<RelativeLockset, rustc_hash::FxBuildHasher>) -> Self {
+        LocksetJoins {
+            table,
+            memo: rustc_hash::FxHashMap::default(),
+        }
+    }
+
+    fn get(&self, id: u32) -> &RelativeLockset {
+        &self.table[id as usize]
+    }
+
+    /// The id of the join of locksets `a` and `b`.
+    fn join(&mut self, a: u32, b: u32) -> u32 {
+        if a == b {
+            return a;
+        }
+        let pair = (a.min(b), a.max(b));
+        if let Some(&j) = self.memo.get(&pair) {
+            return j;
+        }
+        let mut joined = self.get(a).clone();
+        joined.join(self.get(b));
+        let j = self.table.insert_full(joined).0 as u32;
+        self.memo.insert(pair, j);
+        j
+    }
+}
 
 /// Builds the accesses of one function, deduplicated by `(o, L, k)`.
 #[derive(Default)]
@@ -149,40 +189,50 @@ impl AccessSet {
     /// its representative form (`collapse`, `None` drops it) and the accesses of one path, kind
     /// and atomicity merge into one, with the join of their locksets (fewer must-held, more
     /// may-released locks: only more warnings). One witness is kept per merged access.
+    ///
+    /// Works on table indices: each distinct path is collapsed once and each distinct pair of
+    /// locksets joined once (a kernel function coarsens tens of thousands of accesses that share
+    /// a few hundred paths and locksets; cloning them per access dominated the analysis).
     pub fn coarsen(self, mut collapse: impl FnMut(&Path) -> Option<Path>) -> AccessSet {
         let AccessSet {
             paths,
             locksets,
             map,
         } = self;
-        let new_path: Vec<Option<Path>> = paths.iter().map(&mut collapse).collect();
-        let mut merged: rustc_hash::FxHashMap<MergedKey, Merged> = rustc_hash::FxHashMap::default();
+        let mut new_paths: indexmap::IndexSet<Path, rustc_hash::FxBuildHasher> =
+            indexmap::IndexSet::default();
+        let new_path: Vec<Option<u32>> = paths
+            .iter()
+            .map(|p| collapse(p).map(|q| new_paths.insert_full(q).0 as u32))
+            .collect();
+        let mut joins = LocksetJoins::new(locksets);
+        // (collapsed path, kind, atomic, phase) → (lockset, class, witness).
+        let mut merged: rustc_hash::FxHashMap<(u32, AccessKind, bool, Phase), Merged> =
+            rustc_hash::FxHashMap::default();
         for ((p, l, kind, atomic, phase), (class, ws)) in map {
-            let Some(path) = new_path[p as usize].clone() else {
+            let Some(path) = new_path[p as usize] else {
                 continue;
             };
-            let locks = &locksets[l as usize];
             let w = ws.into_iter().next().expect("an access has a witness");
             match merged.entry((path, kind, atomic, phase)) {
                 std::collections::hash_map::Entry::Occupied(mut e) => {
-                    let (ls, _, best) = e.get_mut();
-                    ls.join(locks);
-                    if (w.chain.len(), w.loc) < (best.chain.len(), best.loc) {
+                    let (locks, _, best) = e.get_mut();
+                    *locks = joins.join(*locks, l);
+                    if witness_order(&w) < witness_order(best) {
                         *best = w;
                     }
                 }
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((locks.clone(), class, w));
+                    e.insert((l, class, w));
                 }
             }
         }
+        // Merged keys are distinct, so the insertion order does not matter (`finish` sorts).
         let mut out = AccessSet::default();
-        let mut entries: Vec<_> = merged.into_iter().collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for ((path, kind, atomic, phase), (locks, class, w)) in entries {
+        for ((p, kind, atomic, phase), (locks, class, w)) in merged {
             let key = (
-                out.path_id(path),
-                out.lockset_id(&locks),
+                out.path_id(new_paths[p as usize].clone()),
+                out.lockset_id(joins.get(locks)),
                 kind,
                 atomic,
                 phase,
@@ -255,4 +305,78 @@ pub struct Spawn {
     /// The function containing the creation site (the chain may be truncated before it).
     #[serde(default)]
     pub func: Option<FuncId>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::GlobalId;
+    use crate::summary::lockset::{Lock, LockMode};
+    use crate::summary::path::{Root, Step};
+
+    fn global(i: u32) -> Path {
+        Path::new(Root::Global(GlobalId(i)))
+    }
+    fn held(locks: &[u32], released: &[u32]) -> RelativeLockset {
+        RelativeLockset {
+            plus: locks
+                .iter()
+                .map(|&i| Lock {
+                    path: global(100 + i),
+                    mode: LockMode::Exclusive,
+                })
+                .collect(),
+            minus: released.iter().map(|&i| global(100 + i)).collect(),
+        }
+    }
+    fn at(line: u32) -> Loc {
+        Loc {
+            file: 0,
+            line,
+            col: 1,
+        }
+    }
+
+    /// Accesses `(path, lockset, line)`, inserted in the given order, coarsened by mapping
+    /// every path to `g0` except `g9` (dropped).
+    fn coarsened(accesses: &[(u32, RelativeLockset, u32)]) -> (AccessTables, Vec<GuardedAccess>) {
+        let mut set = AccessSet::default();
+        for (p, locks, line) in accesses {
+            let key = (
+                set.path_id(global(*p).with(Step::Deref)),
+                set.lockset_id(locks),
+                AccessKind::Write,
+                false,
+                Phase::Before,
+            );
+            set.insert(key, Some(7), 0, at(*line), || Witness {
+                loc: at(*line),
+                chain: Vec::new(),
+                func: None,
+            });
+        }
+        set.coarsen(|p| (p.root != Root::Global(GlobalId(9))).then(|| global(0)))
+            .finish()
+    }
+
+    #[test]
+    fn coarsen_joins_locksets_and_keeps_the_best_witness() {
+        let accesses = vec![
+            (1, held(&[1, 2], &[]), 30),
+            (2, held(&[1], &[3]), 20),
+            (3, held(&[1, 2], &[4]), 40),
+            (9, held(&[], &[]), 10),
+        ];
+        let (tables, out) = coarsened(&accesses);
+        assert_eq!(out.len(), 1, "one merged access; g9 dropped");
+        assert_eq!(tables.paths, vec![global(0)]);
+        assert_eq!(tables.locksets, vec![held(&[1], &[3, 4])]);
+        assert_eq!(out[0].witnesses.len(), 1);
+        assert_eq!(out[0].witnesses[0].loc, at(20));
+        assert_eq!(out[0].class, Some(7));
+        // Any insertion order gives the same result.
+        let mut reversed = accesses.clone();
+        reversed.reverse();
+        assert_eq!(coarsened(&reversed), (tables, out));
+    }
 }

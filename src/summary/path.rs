@@ -33,10 +33,13 @@ pub enum Step {
     Index,
 }
 
+/// A path's steps. (Tried: `SmallVec<[Step; 4]>` — no faster with mimalloc, 8% more memory.)
+pub type Steps = Vec<Step>;
+
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
 pub struct Path {
     pub root: Root,
-    pub steps: Vec<Step>,
+    pub steps: Steps,
 }
 
 /// At most this many dereferences in a path; deeper paths collapse to a representative.
@@ -48,7 +51,7 @@ impl Path {
     pub fn new(root: Root) -> Path {
         Path {
             root,
-            steps: Vec::new(),
+            steps: Steps::new(),
         }
     }
 
@@ -87,10 +90,16 @@ impl Classes<'_> {
     /// field-based mode a path ending in a member (after its last dereference) is that member's
     /// class, like [`PointsTo::lval_class`].
     pub fn class(&self, path: &Path) -> Option<u32> {
-        let last_deref = path.steps.iter().rposition(|s| *s == Step::Deref);
+        self.class_of(path.root, &path.steps)
+    }
+
+    /// [`Classes::class`] of the path `root·steps` (no path is built: this runs for every
+    /// rebound access).
+    fn class_of(&self, root: Root, steps: &[Step]) -> Option<u32> {
+        let last_deref = steps.iter().rposition(|s| *s == Step::Deref);
         let tail = match last_deref {
-            Some(i) => &path.steps[i + 1..],
-            None => &path.steps[..],
+            Some(i) => &steps[i + 1..],
+            None => steps,
         };
         let member = tail.iter().rev().find_map(|s| match s {
             Step::Field(r, n) => Some((*r, *n)),
@@ -101,31 +110,20 @@ impl Classes<'_> {
                 return Some(c);
             }
         }
-        match last_deref {
-            Some(i) => {
-                let prefix = Path {
-                    root: path.root,
-                    steps: path.steps[..i].to_vec(),
-                };
-                self.pta.deref_class(self.class(&prefix)?)
-            }
-            None => self.root_class(path.root),
-        }
+        self.object_class_of(root, steps)
     }
 
     /// The class of the object a path lies in: like [`Classes::class`] but ignoring the
     /// members after the last dereference (in the field-based mode a member has a class of its
     /// own, which says nothing about whether the object is shared).
     pub fn object_class(&self, path: &Path) -> Option<u32> {
-        match path.steps.iter().rposition(|s| *s == Step::Deref) {
-            Some(i) => {
-                let prefix = Path {
-                    root: path.root,
-                    steps: path.steps[..i].to_vec(),
-                };
-                self.pta.deref_class(self.class(&prefix)?)
-            }
-            None => self.root_class(path.root),
+        self.object_class_of(path.root, &path.steps)
+    }
+
+    fn object_class_of(&self, root: Root, steps: &[Step]) -> Option<u32> {
+        match steps.iter().rposition(|s| *s == Step::Deref) {
+            Some(i) => self.pta.deref_class(self.class_of(root, &steps[..i])?),
+            None => self.root_class(root),
         }
     }
 

@@ -41,6 +41,7 @@ impl FnAnalysis<'_> {
             args,
             actuals: &actuals,
             loc,
+            pointees: vec![std::cell::OnceCell::new(); args.len()],
         };
         // Only the lockset and the thread state differ between targets: the locals' values
         // are not cloned per call.
@@ -96,14 +97,14 @@ impl FnAnalysis<'_> {
         i: usize,
         normalize: fn(&Self, Path) -> Option<Path>,
     ) -> (Vec<Path>, bool) {
-        let Some(a) = call.args.get(i) else {
+        if i >= call.args.len() {
             return (Vec::new(), false);
-        };
+        }
         let must = call.actuals[i].is_must();
-        let paths: Vec<Path> = self
-            .deref_paths(st, a)
-            .into_iter()
-            .filter_map(|p| normalize(self, p))
+        let paths: Vec<Path> = call
+            .pointees(self, st, i)
+            .iter()
+            .filter_map(|p| normalize(self, p.clone()))
             .collect();
         let must = (must || call.actuals[i].targets().is_empty()) && paths.len() == 1;
         (paths, must)
@@ -356,10 +357,7 @@ impl FnAnalysis<'_> {
         }
         let rest = &p.steps[1..];
         let i = i as usize;
-        let mut bases = match call.args.get(i) {
-            Some(a) => self.deref_paths(st, a),
-            None => Vec::new(),
-        };
+        let mut bases = call.pointees(self, st, i).to_vec();
         if bases.is_empty() {
             // No actual (a variadic callee) or an unknown one: the callee's own class.
             let callee = Classes {
@@ -426,6 +424,18 @@ struct Call<'c> {
     args: &'c [Expr],
     actuals: &'c [SymVal],
     loc: Loc,
+    /// What each argument points to ([`FnAnalysis::deref_paths`]), computed on first use: every
+    /// path of every target's summary rooted at that formal is rebound through it.
+    pointees: Vec<std::cell::OnceCell<Vec<Path>>>,
+}
+
+impl Call<'_> {
+    fn pointees(&self, f: &FnAnalysis<'_>, st: &State, i: usize) -> &[Path] {
+        match (self.pointees.get(i), self.args.get(i)) {
+            (Some(cell), Some(a)) => cell.get_or_init(|| f.deref_paths(st, a)),
+            _ => &[],
+        }
+    }
 }
 
 /// One spawn per (start routines, site): the shortest chain is kept, `paths` counts (up to 2)
