@@ -9,10 +9,12 @@
 # under /usr/bin/time, and prints one row: gcc seconds, relay front end / points-to / summaries
 # seconds, peak RSS, functions summarised (modelled, coarsened), guarded accesses, the
 # accesses-per-function histogram (0, 1-10, 11-100, 101-1000, >1000) and the largest summary.
+# With BASE=/path/to/an/older/relay the same row is printed for that binary first (run on the
+# same files, right before), so a change is measured side by side on the same machine state.
 set -euo pipefail
 
 if [[ $# -lt 1 || $1 == -h || $1 == --help ]]; then
-    sed -n '2,11s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
     exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,21 +27,14 @@ ROUNDS=${ROUNDS:-8}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-printf '%-14s %7s %7s %6s %9s %8s %7s %7s %10s  %-34s %s\n' corpus gcc_s front_s pta_s summary_s rss_MiB \
-    funcs coarse accesses "histogram" largest
-for spec in "$@"; do
-    name=${spec%%=*}
-    paths=${spec#*=}
+# One row for binary $1 (label $2) on $paths.
+run_relay() {
+    local bin=$1 label=$2
     # shellcheck disable=SC2086
-    find $paths -name '*.i' -print0 >"$TMP/files"
-    start=$(date +%s.%N)
-    xargs -0 -n 16 -P "$JOBS" gcc -fsyntax-only -w <"$TMP/files" 2>/dev/null || true
-    gcc_s=$(echo "$(date +%s.%N) - $start" | bc)
-    # shellcheck disable=SC2086
-    /usr/bin/time -v -o "$TMP/time" "$RELAY" summary --no-cache -j"$JOBS" --max-rounds "$ROUNDS" --format json \
+    /usr/bin/time -v -o "$TMP/time" "$bin" summary --no-cache -j"$JOBS" --max-rounds "$ROUNDS" --format json \
         $paths >"$TMP/out.json" 2>"$TMP/err" || true
     rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$TMP/time")
-    python3 - "$TMP/out.json" "$name" "$rss" "$gcc_s" <<'PY'
+    python3 - "$TMP/out.json" "$label" "$rss" "$gcc_s" <<'PY'
 import json, sys
 path, name, rss, gcc_s = sys.argv[1:]
 try:
@@ -55,5 +50,21 @@ print(f"{'':<14} recursive SCCs: at most {s['max_scc_rounds']} rounds, {s['nonco
       f"{s['failed_sccs']} failed; unknown externals: {s['unknown_externals']} functions, "
       f"{s['unknown_external_calls']} call sites")
 PY
+}
+
+printf '%-14s %7s %7s %6s %9s %8s %7s %7s %10s  %-34s %s\n' corpus gcc_s front_s pta_s summary_s rss_MiB \
+    funcs coarse accesses "histogram" largest
+for spec in "$@"; do
+    name=${spec%%=*}
+    paths=${spec#*=}
+    # shellcheck disable=SC2086
+    find $paths -name '*.i' -print0 >"$TMP/files"
+    start=$(date +%s.%N)
+    xargs -0 -n 16 -P "$JOBS" gcc -fsyntax-only -w <"$TMP/files" 2>/dev/null || true
+    gcc_s=$(echo "$(date +%s.%N) - $start" | bc)
+    if [[ -n ${BASE:-} ]]; then
+        run_relay "$BASE" "$name (base)"
+    fi
+    run_relay "$RELAY" "$name"
 done
 echo "(JOBS=$JOBS, ROUNDS=$ROUNDS; rss = peak RSS of the whole relay run, front end included)"

@@ -2,11 +2,10 @@
 //! `plus` (L+) holds the locks that must have been acquired on every path, `minus` (L−) those that
 //! may have been released on some path. Join is `(∩, ∪)`.
 
-use std::collections::BTreeSet;
-
 use serde::{Deserialize, Serialize};
 
 use super::path::Path;
+use super::sorted_set::SortedSet;
 pub use crate::models::LockMode;
 
 /// A lock held in some mode.
@@ -19,17 +18,16 @@ pub struct Lock {
 /// `(L+, L−)`. Releasing a lock releases it in every mode, so L− holds paths.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default, Serialize, Deserialize)]
 pub struct RelativeLockset {
-    pub plus: BTreeSet<Lock>,
-    pub minus: BTreeSet<Path>,
+    pub plus: SortedSet<Lock>,
+    pub minus: SortedSet<Path>,
 }
 
 impl RelativeLockset {
     /// `(∩, ∪)`; returns whether `self` changed.
     pub fn join(&mut self, other: &RelativeLockset) -> bool {
-        let before = (self.plus.len(), self.minus.len());
-        self.plus.retain(|l| other.plus.contains(l));
-        self.minus.extend(other.minus.iter().cloned());
-        before != (self.plus.len(), self.minus.len())
+        let plus = self.plus.intersect_with(&other.plus);
+        let minus = self.minus.union_with(&other.minus);
+        plus || minus
     }
 
     /// `self ⊑ other`: other has fewer must-acquired and more may-released locks.
@@ -49,18 +47,27 @@ impl RelativeLockset {
         self.minus.insert(path.clone());
     }
 
+    /// Whether `path` is must-acquired in some mode.
+    fn holds(&self, path: &Path) -> bool {
+        // `plus` is sorted by (path, mode): a search by path finds any mode.
+        self.plus
+            .as_slice()
+            .binary_search_by(|l| l.path.cmp(path))
+            .is_ok()
+    }
+
     /// RELAY's lockUpdate (Figure 3): applies the effect `callee` (a callee's relative lockset,
     /// already rebound to the caller) after `self`:
     /// `((L+ ∪ L'+) − L'−, (L− ∪ L'−) − L'+)`.
     pub fn update(&self, callee: &RelativeLockset) -> RelativeLockset {
         let mut out = self.clone();
-        for p in &callee.minus {
-            out.plus.retain(|l| l.path != *p);
-            out.minus.insert(p.clone());
+        if !callee.minus.is_empty() {
+            out.plus.retain(|l| !callee.minus.contains(&l.path));
+            out.minus.union_with(&callee.minus);
         }
-        for l in &callee.plus {
-            out.minus.remove(&l.path);
-            out.plus.insert(l.clone());
+        if !callee.plus.is_empty() {
+            out.minus.retain(|p| !callee.holds(p));
+            out.plus.union_with(&callee.plus);
         }
         out
     }
@@ -68,26 +75,25 @@ impl RelativeLockset {
     /// RELAY's rebind (Figure 5) for locksets: every lock path is mapped to the paths it denotes
     /// in the caller. A lock in L+ survives only if it maps to exactly one path (a *must*); a
     /// lock in L− is released at every path it may denote.
-    pub fn rebind(&self, mut map: impl FnMut(&Path) -> Vec<Path>) -> RelativeLockset {
-        let mut out = RelativeLockset::default();
-        for l in &self.plus {
-            let mut ps = map(&l.path);
-            if ps.len() == 1 {
-                out.plus.insert(Lock {
+    pub fn rebind<'a>(&'a self, mut map: impl FnMut(&'a Path) -> Vec<Path>) -> RelativeLockset {
+        let plus = self
+            .plus
+            .iter()
+            .filter_map(|l| {
+                let mut ps = map(&l.path);
+                (ps.len() == 1).then(|| Lock {
                     path: ps.pop().expect("one path"),
                     mode: l.mode,
-                });
-            }
-        }
-        for p in &self.minus {
-            out.minus.extend(map(p));
-        }
-        out
+                })
+            })
+            .collect();
+        let minus = self.minus.iter().flat_map(&mut map).collect();
+        RelativeLockset { plus, minus }
     }
 
     /// Whether two absolute locksets (L+ of accesses from thread entries) exclude each other:
     /// they share a lock that at least one side holds exclusively.
-    pub fn excludes(a: &BTreeSet<Lock>, b: &BTreeSet<Lock>) -> bool {
+    pub fn excludes(a: &SortedSet<Lock>, b: &SortedSet<Lock>) -> bool {
         a.iter().any(|la| {
             b.iter().any(|lb| {
                 la.path == lb.path
@@ -203,7 +209,7 @@ mod tests {
             path: p(i),
             mode: LockMode::Shared,
         };
-        let set = |l: Lock| [l].into_iter().collect::<BTreeSet<_>>();
+        let set = |l: Lock| [l].into_iter().collect::<SortedSet<_>>();
         assert!(RelativeLockset::excludes(&set(x(1)), &set(x(1))));
         assert!(RelativeLockset::excludes(&set(x(1)), &set(s(1))));
         assert!(!RelativeLockset::excludes(&set(s(1)), &set(s(1))));

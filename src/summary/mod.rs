@@ -20,6 +20,7 @@ pub mod lockset;
 pub mod path;
 pub mod print;
 pub mod remap;
+pub mod sorted_set;
 pub mod threads;
 pub mod value;
 

@@ -7,7 +7,6 @@
 //! freshly computed summary has (sorted tables, accesses and `may` sets): a loaded summary is
 //! equal to the one the analysis would compute.
 
-use std::collections::BTreeSet;
 
 use super::access::{sorted_table, AccessTables, CallSite, GuardedAccess, Spawn};
 use super::lockset::{Lock, RelativeLockset};
@@ -99,8 +98,13 @@ pub fn path(p: &Path, m: &mut impl IdMap) -> Option<Path> {
     Some(Path { root, steps })
 }
 
-fn path_set(s: &BTreeSet<Path>, m: &mut impl IdMap) -> Option<BTreeSet<Path>> {
-    s.iter().map(|p| path(p, m)).collect()
+/// A set of paths renamed (into any set type: thread handles are a `BTreeSet`, released locks a
+/// `SortedSet`).
+fn path_set<'a, C: FromIterator<Path>>(
+    s: impl IntoIterator<Item = &'a Path>,
+    m: &mut impl IdMap,
+) -> Option<C> {
+    s.into_iter().map(|p| path(p, m)).collect()
 }
 
 fn lock(l: &Lock, m: &mut impl IdMap) -> Option<Lock> {
@@ -222,8 +226,10 @@ mod tests {
         let locksets = vec![
             RelativeLockset::default(),
             RelativeLockset {
-                plus: [lock(field(Root::Global(GlobalId(0)), 4))].into(),
-                minus: BTreeSet::new(),
+                plus: [lock(field(Root::Global(GlobalId(0)), 4))]
+                    .into_iter()
+                    .collect(),
+                minus: Default::default(),
             },
         ];
         let access = |path, locks, class| GuardedAccess {
@@ -260,7 +266,7 @@ mod tests {
         assert!(r.tables.paths.windows(2).all(|w| w[0] < w[1]));
         assert!(matches!(&r.ret, SymVal::May(ps) if ps.windows(2).all(|w| w[0] < w[1])));
         // Each access still denotes the same (renamed) path, lockset and class.
-        let renamed: BTreeSet<_> = s
+        let renamed: std::collections::BTreeSet<_> = s
             .accesses()
             .map(|a| {
                 let p = path(a.path, &mut Reverse).unwrap();
@@ -268,7 +274,7 @@ mod tests {
                 (p, l, a.class.map(|c| 9 - c))
             })
             .collect();
-        let got: BTreeSet<_> = r
+        let got: std::collections::BTreeSet<_> = r
             .accesses()
             .map(|a| (a.path.clone(), a.locks.clone(), a.class))
             .collect();

@@ -303,13 +303,16 @@ impl FnAnalysis<'_> {
                         .collect()
                 })
                 .collect();
+            // A callee's locksets share most of their locks: each lock path is rebound once.
+            let mut rebound: rustc_hash::FxHashMap<&Path, Vec<Path>> = Default::default();
+            let mut lock_map_once = |p| rebound.entry(p).or_insert_with(|| lock_map(p)).clone();
             let locksets: Vec<u32> = s
                 .tables
                 .locksets
                 .iter()
                 .map(|l| {
                     col.accesses
-                        .lockset_id(&st.locks.update(&l.rebind(lock_map)))
+                        .lockset_id(&st.locks.update(&l.rebind(&mut lock_map_once)))
                 })
                 .collect();
             for a in &s.accesses {
