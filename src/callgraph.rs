@@ -29,10 +29,16 @@ use crate::link::Program;
 
 /// Resolves indirect calls; implemented by the points-to analysis.
 pub trait IndirectCalls: Sync {
-    /// Targets of an indirect call in `caller` through `callee`; `None` when unknown.
-    /// `args` is the number of actual arguments (resolvers may drop targets that cannot take
-    /// them).
-    fn targets(&self, caller: FuncId, callee: &Expr, args: usize) -> Option<Vec<FuncId>>;
+    /// Targets of an indirect call in `caller` (of `program`) through `callee`; `None` when
+    /// unknown. `args` is the number of actual arguments (resolvers may drop targets that
+    /// cannot take them, or whose signature does not fit the pointer's type).
+    fn targets(
+        &self,
+        program: &Program,
+        caller: FuncId,
+        callee: &Expr,
+        args: usize,
+    ) -> Option<Vec<FuncId>>;
 }
 
 /// Resolves no indirect call (every one is counted as unresolved): for tests and for running
@@ -41,7 +47,7 @@ pub trait IndirectCalls: Sync {
 pub struct NoIndirect;
 
 impl IndirectCalls for NoIndirect {
-    fn targets(&self, _caller: FuncId, _callee: &Expr, _args: usize) -> Option<Vec<FuncId>> {
+    fn targets(&self, _: &Program, _: FuncId, _: &Expr, _: usize) -> Option<Vec<FuncId>> {
         None
     }
 }
@@ -185,7 +191,7 @@ fn function_calls(program: &Program, caller: FuncId, resolver: &dyn IndirectCall
             }
             out.indirect_sites += 1;
             let targets = resolver
-                .targets(caller, callee, args.len())
+                .targets(program, caller, callee, args.len())
                 .unwrap_or_default();
             let before = raw.len();
             for t in targets {
@@ -605,7 +611,7 @@ mod tests {
     /// Resolves every indirect call to the functions whose names start with `h_`.
     struct Handlers(Vec<FuncId>);
     impl IndirectCalls for Handlers {
-        fn targets(&self, _caller: FuncId, callee: &Expr, _args: usize) -> Option<Vec<FuncId>> {
+        fn targets(&self, _: &Program, _: FuncId, callee: &Expr, _: usize) -> Option<Vec<FuncId>> {
             assert!(direct_callee(callee).is_none());
             Some(self.0.clone())
         }
@@ -656,7 +662,7 @@ mod tests {
         // An empty target set counts as unresolved too.
         struct Empty;
         impl IndirectCalls for Empty {
-            fn targets(&self, _: FuncId, _: &Expr, _: usize) -> Option<Vec<FuncId>> {
+            fn targets(&self, _: &Program, _: FuncId, _: &Expr, _: usize) -> Option<Vec<FuncId>> {
                 Some(Vec::new())
             }
         }

@@ -15,6 +15,7 @@
 //! with the argument, which also becomes an escape root).
 
 mod models;
+pub mod signature;
 mod solve;
 pub mod unionfind;
 
@@ -109,6 +110,8 @@ pub struct PointsTo {
     class_functions: FxHashMap<u32, Vec<FuncId>>,
     /// Parameter count and variadic flag of each defined, prototyped function.
     arity: Vec<Option<(usize, bool)>>,
+    /// Parameter shapes for filtering indirect calls by signature.
+    signatures: signature::Signatures,
     pub stats: PtaStats,
 }
 
@@ -335,10 +338,18 @@ impl PointsTo {
 impl IndirectCalls for PointsTo {
     /// Targets in the callee's class that can take the call's arguments: Steensgaard merges the
     /// function pointers of a class; a call with three arguments does not reach a one-parameter
-    /// function stored in a merged pointer.
-    fn targets(&self, caller: FuncId, callee: &Expr, args: usize) -> Option<Vec<FuncId>> {
+    /// function stored in a merged pointer, nor a call through a `void (*)(struct a *)` a
+    /// function taking a `struct b *` ([`signature`]).
+    fn targets(
+        &self,
+        program: &Program,
+        caller: FuncId,
+        callee: &Expr,
+        args: usize,
+    ) -> Option<Vec<FuncId>> {
         let mut t = self.call_targets(caller, callee);
-        t.retain(|&f| self.accepts(f, args));
+        let shape = signature::call_shape(program, caller, callee);
+        t.retain(|&f| self.accepts(f, args) && self.signatures.accepts(f, shape.as_deref()));
         (!t.is_empty()).then_some(t)
     }
 }

@@ -15,6 +15,8 @@ struct Solver<'p> {
     models: Vec<Option<&'p Model>>,
     /// Pending unifications (an explicit stack: no recursion however deep the types).
     pending: Vec<(u32, u32)>,
+    /// Functions whose address is cast to a function-pointer type of another shape.
+    type_escaping: Vec<bool>,
 }
 
 pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) -> PointsTo {
@@ -23,6 +25,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
         program,
         models: super::models::resolve(program, models),
         pending: Vec::new(),
+        type_escaping: vec![false; program.functions.len()],
     };
     for (i, f) in program.functions.iter().enumerate() {
         let fid = FuncId(i as u32);
@@ -123,6 +126,7 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
                 _ => None,
             })
             .collect(),
+        signatures: Default::default(),
         stats: PtaStats::default(),
     }
 }
@@ -286,8 +290,37 @@ impl Solver<'_> {
                 None => None,
             },
             Expr::Unary(UnOp::LogNot, _) => None,
-            Expr::Unary(_, a) | Expr::Cast(_, a) => self.val(f, a),
+            Expr::Cast(t, a) => {
+                self.note_function_cast(*t, a);
+                self.val(f, a)
+            }
+            Expr::Unary(_, a) => self.val(f, a),
             _ => None,
+        }
+    }
+
+    /// `(T)fn` with `T` a function-pointer type of another shape than `fn`'s makes `fn`
+    /// type-escaping (see [`super::signature`]).
+    fn note_function_cast(&mut self, to: crate::ir::TypeId, e: &Expr) {
+        let mut e = e;
+        while let Expr::Cast(_, inner) = e {
+            e = inner;
+        }
+        let Expr::Func(FuncRef::Linked(g)) = e else {
+            return;
+        };
+        let types = &self.program.types;
+        let Some(to) = super::signature::shape_of(types, to) else {
+            return;
+        };
+        let own = self.program.functions.get(g.index()).map(|f| f.ty);
+        let fits = own
+            .and_then(|t| super::signature::shape_of(types, t))
+            .is_some_and(|own| super::signature::compatible(&own, &to));
+        if !fits {
+            if let Some(slot) = self.type_escaping.get_mut(g.index()) {
+                *slot = true;
+            }
         }
     }
 
@@ -429,6 +462,7 @@ impl Solver<'_> {
             self.p.uf.find(i);
         }
         let mut p = self.p;
+        p.signatures = super::signature::Signatures::new(self.program, &self.type_escaping);
         for i in 0..n {
             let c = p.uf.find_const(i);
             match p.origin[i as usize] {

@@ -318,5 +318,76 @@ fn indirect_targets_are_filtered_by_arity() {
     let mut all = fx.pta.call_targets(call, &callee);
     all.sort();
     assert_eq!(all, vec![fx.func("one"), fx.func("two")]);
-    assert_eq!(fx.pta.targets(call, &callee, 1), Some(vec![fx.func("one")]));
+    assert_eq!(
+        fx.pta.targets(&fx.program, call, &callee, 1),
+        Some(vec![fx.func("one")])
+    );
+}
+
+/// Targets sorted, by name.
+fn target_names(fx: &Fixture, caller: &str) -> Vec<String> {
+    use crate::callgraph::IndirectCalls;
+    let call = fx.func(caller);
+    let callee = fx.first_callee(call);
+    let mut names: Vec<String> = fx
+        .pta
+        .targets(&fx.program, call, &callee, 1)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| {
+            fx.program
+                .names
+                .get(fx.program.functions[f.index()].name)
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn indirect_targets_are_filtered_by_signature() {
+    // One `void *` slot holds callbacks of every kind; each call's pointer type picks its own.
+    let src = "struct a { int n; }; struct b { int n; };
+        void on_a(struct a *x) {}
+        void on_b(struct b *x) {}
+        void on_void(void *x) {}
+        void on_int(long x) {}
+        void on_str(char *x) {}
+        void *slot;
+        void set(int c) {
+            slot = c == 0 ? (void *)on_a : c == 1 ? (void *)on_b : (void *)on_void;
+            slot = c == 2 ? (void *)on_int : (void *)on_str;
+        }
+        void call_a(void) { ((void (*)(struct a *))slot)(0); }
+        void call_void(void) { ((void (*)(void *))slot)(0); }
+        void call_int(void) { ((void (*)(long))slot)(0); }
+        void call_str(void) { ((void (*)(char *))slot)(0); }
+        void call_untyped(void) { void (*f)() = slot; f(0); }";
+    let fx = Fixture::new(src);
+    assert_eq!(target_names(&fx, "call_a"), ["on_a", "on_void"]);
+    assert_eq!(
+        target_names(&fx, "call_void"),
+        ["on_a", "on_b", "on_str", "on_void"]
+    );
+    assert_eq!(target_names(&fx, "call_int"), ["on_int"]);
+    assert_eq!(target_names(&fx, "call_str"), ["on_str", "on_void"]);
+    assert_eq!(
+        target_names(&fx, "call_untyped").len(),
+        5,
+        "unprototyped: all"
+    );
+}
+
+#[test]
+fn a_function_cast_to_another_signature_is_never_filtered() {
+    let src = "struct a { int n; }; struct b { int n; };
+        void on_b(struct b *x) {}
+        void on_other_b(struct b *x) {}
+        void (*typed)(struct a *) = (void (*)(struct a *))on_b;
+        void *slot;
+        void set(void) { slot = (void *)on_other_b; slot = (void *)typed; }
+        void call_a(void) { ((void (*)(struct a *))slot)(0); }";
+    let fx = Fixture::new(src);
+    assert_eq!(target_names(&fx, "call_a"), ["on_b"]);
 }

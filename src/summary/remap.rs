@@ -7,7 +7,6 @@
 //! freshly computed summary has (sorted tables, accesses and `may` sets): a loaded summary is
 //! equal to the one the analysis would compute.
 
-
 use super::access::{sorted_table, AccessTables, CallSite, GuardedAccess, Spawn};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Path, Root, Step};

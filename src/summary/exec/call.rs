@@ -33,7 +33,7 @@ impl FnAnalysis<'_> {
             _ => self
                 .ctx
                 .pta
-                .targets(self.func, callee, args.len())
+                .targets(self.ctx.program, self.func, callee, args.len())
                 .unwrap_or_default(),
         };
         let actuals: Vec<SymVal> = args.iter().map(|a| self.eval(st, a)).collect();

@@ -1,0 +1,162 @@
+//! Indirect calls filtered by signature, the first layer of multi-layer type analysis (MLTA, Lu &
+//! Hu, CCS 2019): a call through a pointer whose type takes a `struct a *` does not reach a
+//! function whose parameter in that position is a `struct b *`.
+//!
+//! Steensgaard merges every function stored in one `void *` slot: the kernel's tracepoints keep
+//! all probes in `tracepoint_func.func` and call them through
+//! `((void (*)(void *, struct xdp_mem_allocator *, ...))it_func)(...)`, so without this filter
+//! every `__traceiter_*` function of one arity calls every probe of that arity (and each other):
+//! recursive SCCs of dozens of iterators over hundreds of probes.
+//!
+//! Parameters are compared by [`Param`] class: two pointers to records must name the same record
+//! (by tag: the linker may keep two definitions of one tag); `void *` matches any pointer; other
+//! pointers (`char *`, function pointers, pointers to pointers) match each other but not a
+//! pointer to a record; integers match integers, floating types floating types; a pointer does
+//! not match an integer. Aggregates by value, vectors and unprototyped
+//! types match anything. A function whose address is cast to a function-pointer type of another
+//! shape is *type-escaping* (the program calls it through that other type) and is never
+//! filtered. What is left unsound, as in MLTA: a function stored through `void *` and called
+//! through a pointer type of another shape.
+
+use crate::ir::types::{RecordId, TypeKind, TypeTable};
+use crate::ir::{Expr, FuncId, Host, Lval, Name, Offset, TypeId, VarRef};
+use crate::link::Program;
+
+/// A record, by tag.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Tag {
+    Named(Name),
+    Anonymous(RecordId),
+}
+
+/// What a parameter's type says about the arguments it takes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Param {
+    /// A pointer to a record.
+    Record(Tag),
+    /// `void *`.
+    VoidPointer,
+    /// Any other pointer.
+    Pointer,
+    /// Integers, enums, `_Bool`.
+    Integer,
+    Floating,
+    /// Anything else (aggregates by value, vectors, unknown types): matches every class.
+    Other,
+}
+
+/// The parameters of a function type.
+pub type Shape = Box<[Param]>;
+
+/// The shape of a function type or of a pointer to one; `None` if `ty` is neither, or is not
+/// prototyped.
+pub fn shape_of(types: &TypeTable, ty: TypeId) -> Option<Shape> {
+    let fty = match types.kind(ty) {
+        TypeKind::Pointer(p) => *p,
+        _ => ty,
+    };
+    match types.kind(fty) {
+        TypeKind::Function {
+            params,
+            prototyped: true,
+            ..
+        } => Some(params.iter().map(|&p| param(types, p)).collect()),
+        _ => None,
+    }
+}
+
+fn param(types: &TypeTable, ty: TypeId) -> Param {
+    match types.kind(ty) {
+        TypeKind::Pointer(p) => match (types.kind(*p), types.as_record(*p)) {
+            (_, Some(r)) => Param::Record(match types.record(r).tag {
+                Some(name) => Tag::Named(name),
+                None => Tag::Anonymous(r),
+            }),
+            (TypeKind::Void, _) => Param::VoidPointer,
+            _ => Param::Pointer,
+        },
+        TypeKind::Bool | TypeKind::Int { .. } | TypeKind::Enum { .. } => Param::Integer,
+        TypeKind::Float(_) => Param::Floating,
+        _ => Param::Other,
+    }
+}
+
+/// Whether two shapes can describe the same call: every position agrees (see [`Param`]).
+pub fn compatible(a: &[Param], b: &[Param]) -> bool {
+    a.iter().zip(b).all(|(x, y)| match (x, y) {
+        (Param::Record(x), Param::Record(y)) => x == y,
+        (Param::VoidPointer, Param::Record(_) | Param::Pointer | Param::VoidPointer)
+        | (Param::Record(_) | Param::Pointer, Param::VoidPointer) => true,
+        (Param::Other, _) | (_, Param::Other) => true,
+        (x, y) => x == y,
+    })
+}
+
+/// The shape of the pointer a call goes through (`callee` in function `caller`), when its static
+/// type is known: a cast, or a load from a variable or member of function-pointer type.
+pub fn call_shape(program: &Program, caller: FuncId, callee: &Expr) -> Option<Shape> {
+    shape_of(&program.types, expr_type(program, caller, callee)?)
+}
+
+fn expr_type(program: &Program, caller: FuncId, e: &Expr) -> Option<TypeId> {
+    match e {
+        Expr::Cast(t, _) => Some(*t),
+        Expr::Load(lv) => lval_type(program, caller, lv),
+        _ => None,
+    }
+}
+
+fn lval_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<TypeId> {
+    let types = &program.types;
+    let mut ty = match &lv.host {
+        Host::Var(VarRef::Local(l)) => {
+            let body = program.functions.get(caller.index())?.body.as_ref()?;
+            body.locals.get(l.index())?.ty
+        }
+        Host::Var(VarRef::Global(g)) => program.globals.get(g.index())?.global.ty,
+        Host::Mem(e) => types.pointee(expr_type(program, caller, e)?)?,
+    };
+    for off in &lv.offsets {
+        ty = match off {
+            Offset::Field { record, name } => {
+                let (r, i) = *types.find_field(*record, *name)?.last()?;
+                types.record(r).fields.get(i)?.ty
+            }
+            Offset::Index(_) => match types.kind(ty) {
+                TypeKind::Array { elem, .. } => *elem,
+                _ => types.pointee(ty)?,
+            },
+        };
+    }
+    Some(ty)
+}
+
+/// The shape of every defined function, unless it is type-escaping.
+#[derive(Default)]
+pub struct Signatures {
+    params: Vec<Option<Shape>>,
+}
+
+impl Signatures {
+    /// `escaping[f]`: the address of `f` is cast to a function-pointer type of another shape.
+    pub fn new(program: &Program, escaping: &[bool]) -> Signatures {
+        let params = program
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let kept = f.body.is_some() && !escaping.get(i).copied().unwrap_or(false);
+                kept.then(|| shape_of(&program.types, f.ty)).flatten()
+            })
+            .collect();
+        Signatures { params }
+    }
+
+    /// Whether `f` may be the target of a call through a pointer of shape `call`.
+    pub fn accepts(&self, f: FuncId, call: Option<&[Param]>) -> bool {
+        match (self.params.get(f.index()).and_then(Option::as_deref), call) {
+            (Some(own), Some(call)) => compatible(own, call),
+            _ => true,
+        }
+    }
+}
