@@ -17,6 +17,8 @@ use crate::summary::{self, Summaries};
 #[derive(Clone, Debug)]
 pub struct Options {
     pub fields: FieldMode,
+    /// Indirect calls matched against the pointer's parameter types ([`crate::pta::signature`]).
+    pub signature_filter: bool,
     pub schedule: schedule::Options,
     /// Thread entries besides `main` and the start routines found (`--entry`).
     pub entries: EntryOptions,
@@ -36,6 +38,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             fields: FieldMode::default(),
+            signature_filter: true,
             schedule: schedule::Options {
                 max_rounds: summary::DEFAULT_MAX_ROUNDS,
                 ..Default::default()
@@ -133,13 +136,15 @@ fn summarize_inner(
     findings: bool,
 ) -> Summarized {
     let t0 = Instant::now();
-    let pta = PointsTo::analyze_with_models(program, options.fields, models);
+    let pta = PointsTo::analyze_with_models(program, options.fields, models)
+        .with_signature_filter(options.signature_filter);
     let t1 = Instant::now();
     let cg = CallGraph::build(program, &pta);
     let t2 = Instant::now();
     let cache = store.and_then(|store| {
         let options = SummaryOptions {
             fields: options.fields,
+            signature_filter: options.signature_filter,
             max_rounds: options.schedule.max_rounds,
         };
         let cache = SummaryCache::new(store, program, &pta, &cg, models, &options);

@@ -147,3 +147,19 @@ fn output_is_identical_for_any_job_count() {
     };
     assert_eq!(strip_times(&one), strip_times(&two));
 }
+
+/// `--no-signature-filter` brings back the calls a pointer's parameter types rule out: in
+/// callback_signatures.c the struct-a call then reaches `on_b` without the lock.
+#[test]
+fn signature_filter_can_be_turned_off() {
+    let f = fixture("callback_signatures.c");
+    let text = |args: &[&str]| {
+        let out = relay(args);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let filtered = text(&[f.to_str().unwrap()]);
+    assert!(filtered.contains("`a_count`"), "{filtered}");
+    assert!(!filtered.contains("`b_count`"), "{filtered}");
+    let unfiltered = text(&[f.to_str().unwrap(), "--no-signature-filter"]);
+    assert!(unfiltered.contains("`b_count`"), "{unfiltered}");
+}

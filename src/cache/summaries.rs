@@ -91,6 +91,7 @@ pub struct SummaryCache<'a> {
 #[derive(Debug, Clone)]
 pub struct SummaryOptions {
     pub fields: crate::pta::FieldMode,
+    pub signature_filter: bool,
     pub max_rounds: u32,
 }
 
@@ -107,6 +108,7 @@ impl<'a> SummaryCache<'a> {
         let classes = ClassTable::new(program, pta)?;
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
+            .u64(options.signature_filter.into())
             .u64(options.max_rounds.into())
             .key(&fingerprint::models(models))
             .key(&fingerprint::layout(program))

@@ -14,6 +14,8 @@ use super::{Frontend, InputArgs};
 use crate::models::Models;
 use crate::pipeline::{self, EntryOptions};
 use crate::pta::FieldMode;
+
+use super::PointsToArgs;
 use crate::race::saved::{RunInfo, SavedRun};
 use crate::race::RaceInput;
 use crate::report::text::render_summary;
@@ -39,9 +41,8 @@ pub struct AnalyzeArgs {
     /// Every defined function that nothing calls is a thread entry (for a library).
     #[arg(long)]
     pub entry_roots: bool,
-    /// How the points-to analysis treats struct members.
-    #[arg(long, value_enum, default_value = "field-based")]
-    pub fields: FieldMode,
+    #[command(flatten)]
+    pub pta: PointsToArgs,
     /// A directory of extra model files (`*.toml`, see summaries/README.md).
     #[arg(long, value_name = "DIR")]
     pub summaries: Option<PathBuf>,
@@ -93,8 +94,11 @@ impl AnalyzeArgs {
         if self.entry_roots {
             opt("--entry-roots", String::new());
         }
-        if self.fields != FieldMode::default() {
+        if self.pta.fields != FieldMode::default() {
             opt("--fields=", "insensitive".into());
+        }
+        if self.pta.no_signature_filter {
+            opt("--no-signature-filter", String::new());
         }
         if let Some(d) = &self.summaries {
             opt("--summaries=", d.display().to_string());
@@ -127,7 +131,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     } = super::build_program(&args.input, &pool, store.as_ref())?;
     let t1 = Instant::now();
     let options = pipeline::Options {
-        fields: args.fields,
+        fields: args.pta.fields,
+        signature_filter: !args.pta.no_signature_filter,
         schedule: schedule::Options {
             jobs: pool.current_num_threads(),
             progress: !quiet,

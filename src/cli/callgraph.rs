@@ -7,11 +7,12 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use super::PointsToArgs;
 use super::{exit, Frontend, FrontendTotals, InputArgs};
 use crate::callgraph::{CallGraph, CallGraphStats, EdgeKind};
 use crate::ir::{FuncId, Loc};
 use crate::link::Program;
-use crate::pta::{FieldMode, Origin, PointsTo, PtaStats};
+use crate::pta::{Origin, PointsTo, PtaStats};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
@@ -26,9 +27,8 @@ pub struct CallGraphArgs {
     pub input: InputArgs,
     #[arg(long, value_enum, default_value = "text")]
     pub format: GraphFormat,
-    /// How the points-to analysis treats struct members.
-    #[arg(long, value_enum, default_value = "field-based")]
-    pub fields: FieldMode,
+    #[command(flatten)]
+    pub pta: PointsToArgs,
     /// Also time the scheduler on a toy bottom-up analysis ("functions transitively called"),
     /// with 1 thread and with `-j` threads (a benchmark of the scheduler).
     #[arg(long)]
@@ -108,7 +108,8 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
         problems,
     } = super::build_program(&args.input, &pool, None)?;
     let t1 = Instant::now();
-    let pta = PointsTo::analyze_with(&program, args.fields);
+    let pta = PointsTo::analyze_with(&program, args.pta.fields)
+        .with_signature_filter(!args.pta.no_signature_filter);
     let t2 = Instant::now();
     let cg = pool.install(|| CallGraph::build(&program, &pta));
     let t3 = Instant::now();

@@ -29,6 +29,19 @@ pub mod exit {
     pub const USAGE: i32 = 2;
 }
 
+/// Points-to and call-resolution options shared by `callgraph`, `summary` and `analyze`.
+#[derive(Args, Debug, Clone)]
+pub struct PointsToArgs {
+    /// How the points-to analysis treats struct members.
+    #[arg(long, value_enum, default_value = "field-based")]
+    pub fields: crate::pta::FieldMode,
+    /// Resolve indirect calls by points-to class and argument count only, without matching
+    /// the pointer's parameter types (for code that calls functions through pointers of
+    /// another type after a cast to `void *`; see README, `relay callgraph`).
+    #[arg(long)]
+    pub no_signature_filter: bool,
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Text,

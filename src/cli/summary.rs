@@ -9,11 +9,11 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
+use super::PointsToArgs;
 use super::{exit, Format, Frontend, FrontendTotals, InputArgs};
 use crate::ir::FuncId;
 use crate::models::Models;
 use crate::pipeline;
-use crate::pta::FieldMode;
 use crate::schedule;
 use crate::summary::print::SummaryPrinter;
 use crate::summary::{self, AccessKind, Summary, SummaryStats};
@@ -30,9 +30,8 @@ pub struct SummaryArgs {
     pub function: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// How the points-to analysis treats struct members.
-    #[arg(long, value_enum, default_value = "field-based")]
-    pub fields: FieldMode,
+    #[command(flatten)]
+    pub pta: PointsToArgs,
     /// A directory of extra model files (`*.toml`, see summaries/README.md); a file named like a
     /// built-in family replaces it.
     #[arg(long, value_name = "DIR")]
@@ -98,7 +97,8 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
     } = super::build_program(&args.input, &pool, store.as_ref())?;
     let t1 = Instant::now();
     let options = pipeline::Options {
-        fields: args.fields,
+        fields: args.pta.fields,
+        signature_filter: !args.pta.no_signature_filter,
         schedule: schedule::Options {
             jobs: pool.current_num_threads(),
             progress: true,

@@ -121,6 +121,15 @@ impl PointsTo {
         Self::analyze_with(program, FieldMode::default())
     }
 
+    /// With `on == false`, indirect calls are resolved by class and arity only
+    /// ([`signature`] filtering off).
+    pub fn with_signature_filter(mut self, on: bool) -> PointsTo {
+        if !on {
+            self.signatures = signature::Signatures::default();
+        }
+        self
+    }
+
     /// Runs the analysis with the built-in models.
     pub fn analyze_with(program: &Program, mode: FieldMode) -> PointsTo {
         Self::analyze_with_models(program, mode, crate::models::Models::builtin_ref())
