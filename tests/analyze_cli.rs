@@ -163,3 +163,20 @@ fn signature_filter_can_be_turned_off() {
     let unfiltered = text(&[f.to_str().unwrap(), "--no-signature-filter"]);
     assert!(unfiltered.contains("`b_count`"), "{unfiltered}");
 }
+
+/// A call through a member of an object of unknown type (a lowering diagnostic) has no static
+/// type: the signature filter leaves it alone instead of indexing a record that does not exist.
+#[test]
+fn calls_through_unknown_members_do_not_panic() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path().join("unknown_member.c");
+    std::fs::write(
+        &src,
+        "void h(int y) { __typeof__(nosuch) v; v.cb(y); v.a->cb(y); (*v.fp)(y); }\n",
+    )
+    .expect("write the source");
+    let out = relay(&[src.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
