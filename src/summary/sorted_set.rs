@@ -3,7 +3,7 @@
 //! Locksets are built, joined, hashed and compared for every access a caller inherits from a
 //! callee (the kernel's recursive SCCs spent most of their time there); a contiguous vector
 //! hashes and compares several times faster than a `BTreeSet` and clones with one allocation.
-//! It orders, hashes and serialises exactly like the `BTreeSet` it replaces (a sequence in
+//! It orders and serialises exactly like the `BTreeSet` it replaces (a sequence in
 //! ascending order), so stored summaries and canonical orders are unchanged.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
