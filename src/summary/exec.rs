@@ -490,9 +490,23 @@ impl<'a> FnAnalysis<'a> {
         }
     }
 
-    /// Whether the lvalue is an `_Atomic` variable or member.
+    /// Whether the lvalue is an `_Atomic` variable or member, or a *marked* access: memory
+    /// read or written through a cast to a pointer to `volatile` (`*(volatile T *)&x`, what the
+    /// kernel's `READ_ONCE`/`WRITE_ONCE` expand to). As in the kernel memory model (and KCSAN),
+    /// two marked accesses do not race; a marked and a plain one still do. A variable merely
+    /// declared `volatile` is not marked.
     fn is_atomic(&self, lv: &Lval) -> bool {
         let types = &self.ctx.program.types;
+        if let (Host::Mem(addr), []) = (&lv.host, lv.offsets.as_slice()) {
+            if let Expr::Cast(t, _) = addr.as_ref() {
+                if types
+                    .pointee(*t)
+                    .is_some_and(|p| types.quals(p).has(Quals::VOLATILE))
+                {
+                    return true;
+                }
+            }
+        }
         if let Some(Offset::Field { record, name }) = lv
             .offsets
             .iter()
