@@ -327,9 +327,10 @@ impl TypeTable {
     }
 
     /// The path of members that reaches `name` in record `rid`, looking through anonymous members:
-    /// `[(record, member)]`, outermost first.
+    /// `[(record, member)]`, outermost first. `None` also for a record id outside the table
+    /// (`RecordId(u32::MAX)`: a member of an object whose type the lowering did not know).
     pub fn find_field(&self, rid: RecordId, name: Name) -> Option<Vec<(RecordId, usize)>> {
-        let rec = self.record(rid);
+        let rec = self.records.get(rid.0 as usize)?;
         if let Some(i) = rec
             .fields
             .iter()

@@ -357,8 +357,11 @@ impl IndirectCalls for PointsTo {
         args: usize,
     ) -> Option<Vec<FuncId>> {
         let mut t = self.call_targets(caller, callee);
-        let shape = signature::call_shape(program, caller, callee);
-        t.retain(|&f| self.accepts(f, args) && self.signatures.accepts(f, shape.as_deref()));
+        t.retain(|&f| self.accepts(f, args));
+        if !t.is_empty() {
+            let shape = signature::call_shape(program, caller, callee);
+            t.retain(|&f| self.signatures.accepts(f, shape.as_deref()));
+        }
         (!t.is_empty()).then_some(t)
     }
 }

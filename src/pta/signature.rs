@@ -119,10 +119,6 @@ fn lval_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<TypeId> {
     for off in &lv.offsets {
         ty = match off {
             Offset::Field { record, name } => {
-                // `RecordId(u32::MAX)`: the lowering did not know the record.
-                if record.0 as usize >= types.records().len() {
-                    return None;
-                }
                 let (r, i) = *types.find_field(*record, *name)?.last()?;
                 types.record(r).fields.get(i)?.ty
             }

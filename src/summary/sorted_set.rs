@@ -18,14 +18,6 @@ impl<T> Default for SortedSet<T> {
 }
 
 impl<T: Ord> SortedSet<T> {
-    pub fn new() -> Self {
-        SortedSet(Vec::new())
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -134,14 +126,6 @@ impl<T: Ord> FromIterator<T> for SortedSet<T> {
         v.sort();
         v.dedup();
         SortedSet(v)
-    }
-}
-
-impl<T: Ord> Extend<T> for SortedSet<T> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        self.0.extend(iter);
-        self.0.sort();
-        self.0.dedup();
     }
 }
 
