@@ -242,6 +242,13 @@ fn write_stats(
         "recursive SCCs: at most {} rounds, {} reached the bound; {} failed",
         s.max_scc_rounds, s.nonconverged_sccs, s.failed_sccs
     )?;
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let b = s.bytes;
+    writeln!(
+        out,
+        "summary memory (approximate): {:.0} MiB: accesses {:.0}, witnesses {:.0}, call chains {:.0}, tables {:.0}, other {:.0}",
+        mib(b.total()), mib(b.accesses), mib(b.witnesses), mib(b.chains), mib(b.tables), mib(b.other)
+    )?;
     writeln!(
         out,
         "time: front end {:.2}s, points-to {:.2}s, call graph {:.2}s, summaries {:.2}s",

@@ -22,15 +22,14 @@ pub struct CallSite {
     pub callee: FuncId,
 }
 
-/// At most this many calls are kept per chain (the ones nearest the summarised function).
-pub const MAX_CHAIN: usize = 8;
+pub use super::chain::{Chain, MAX_CHAIN};
 
 /// Where an access happens: its location (in the function that performs it) and the calls from
 /// the summarised function down to that function.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
 pub struct Witness {
     pub loc: Loc,
-    pub chain: Vec<CallSite>,
+    pub chain: Chain,
     /// The function whose body performs the access (the chain may be truncated before it).
     #[serde(default)]
     pub func: Option<FuncId>,
@@ -60,8 +59,9 @@ pub struct GuardedAccess {
     /// Whether threads the summarised function created may run at the access.
     #[serde(default)]
     pub phase: Phase,
-    /// Sorted by (chain length, location); at least one, at most [`MAX_WITNESSES`].
-    pub witnesses: Vec<Witness>,
+    /// Sorted by (chain length, location); at least one, at most [`MAX_WITNESSES`]. A boxed
+    /// slice: no spare capacity (a `Vec` grown by one push holds room for four).
+    pub witnesses: Box<[Witness]>,
 }
 
 /// The distinct paths and locksets the accesses of one summary refer to.
@@ -97,7 +97,7 @@ type Merged = (u32, Option<u32>, Witness);
 
 /// The order of witnesses: shortest chain, then location, then the chain itself (a total order,
 /// so which witness survives a merge does not depend on the order accesses were found in).
-fn witness_order(w: &Witness) -> (usize, Loc, &[CallSite]) {
+fn witness_order(w: &Witness) -> (usize, Loc, &Chain) {
     (w.chain.len(), w.loc, &w.chain)
 }
 
@@ -264,7 +264,7 @@ impl AccessSet {
                     atomic,
                     class,
                     phase,
-                    witnesses,
+                    witnesses: witnesses.into_boxed_slice(),
                 },
             )
             .collect();
@@ -297,7 +297,7 @@ pub struct Spawn {
     /// a thread and is called twice starts it twice.
     pub paths: u8,
     /// The shortest call chain to the creation site.
-    pub chain: Vec<CallSite>,
+    pub chain: Chain,
     /// The one object the thread's argument points to, when every path agrees on it (in the
     /// summarised function's terms): lets the race stage name `arg->lock` in the thread.
     #[serde(default)]
@@ -351,7 +351,7 @@ mod tests {
             );
             set.insert(key, Some(7), 0, at(*line), || Witness {
                 loc: at(*line),
-                chain: Vec::new(),
+                chain: Chain::empty(),
                 func: None,
             });
         }

@@ -484,7 +484,7 @@ impl<'a> FnAnalysis<'a> {
             );
             col.accesses.insert(key, class, 0, loc, || Witness {
                 loc,
-                chain: Vec::new(),
+                chain: crate::summary::Chain::empty(),
                 func: Some(self.func),
             });
         }

@@ -15,7 +15,9 @@
 //! [`crate::schedule::Options::max_rounds`].
 
 pub mod access;
+pub mod chain;
 pub mod exec;
+pub mod heap;
 pub mod lockset;
 pub mod path;
 pub mod print;
@@ -36,6 +38,7 @@ use crate::pta::PointsTo;
 use crate::schedule::{self, Lookup, SccAnalysis, Schedule};
 
 pub use access::{AccessKind, AccessTables, AccessView, CallSite, GuardedAccess, Spawn, Witness};
+pub use chain::Chain;
 pub use lockset::{Lock, RelativeLockset};
 pub use path::{Path, Root, Step};
 pub use threads::{Phase, ThreadState};
@@ -258,6 +261,8 @@ pub struct SummaryStats {
     pub nonconverged_sccs: usize,
     /// The most rounds one recursive SCC needed.
     pub max_scc_rounds: u32,
+    /// Approximate heap bytes of the summaries at the end of the run, by component.
+    pub bytes: heap::SummaryBytes,
     pub seconds: f64,
 }
 
@@ -307,6 +312,7 @@ fn summary_stats(program: &Program, ctx: &Context<'_>, by: &[Option<Summary>]) -
         st.modelled += s.modelled as usize;
         st.widened += s.widened as usize;
         st.coarsened += s.coarsened as usize;
+        st.bytes.add(&s.heap_bytes());
         let n = s.accesses.len();
         st.accesses += n;
         let bucket = match n {
@@ -322,6 +328,8 @@ fn summary_stats(program: &Program, ctx: &Context<'_>, by: &[Option<Summary>]) -
             st.max_accesses_function = program.function_label(FuncId(i as u32));
         }
     }
+    let (nodes, node_bytes) = chain::live_nodes();
+    st.bytes.chains = nodes * node_bytes;
     let mut unknown = rustc_hash::FxHashSet::default();
     for (i, f) in program.functions.iter().enumerate() {
         let Some(body) = &f.body else { continue };

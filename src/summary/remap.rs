@@ -7,7 +7,7 @@
 //! freshly computed summary has (sorted tables, accesses and `may` sets): a loaded summary is
 //! equal to the one the analysis would compute.
 
-use super::access::{sorted_table, AccessTables, CallSite, GuardedAccess, Spawn};
+use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Path, Root, Step};
 use super::threads::ThreadState;
@@ -55,26 +55,16 @@ impl Summary {
     /// whose body the location is in: `f` for its own accesses and call sites, the callee of
     /// the previous call for the rest of a call chain, the performing function for an access.
     pub fn map_locs(&mut self, f: FuncId, m: &mut impl FnMut(Loc, FuncId) -> Loc) {
-        fn chain(
-            f: FuncId,
-            chain: &mut [CallSite],
-            m: &mut impl FnMut(Loc, FuncId) -> Loc,
-        ) -> FuncId {
-            let mut owner = f;
-            for c in chain {
-                c.loc = m(c.loc, owner);
-                owner = c.callee;
-            }
-            owner
-        }
         for a in &mut self.accesses {
             for w in &mut a.witnesses {
-                let last = chain(f, &mut w.chain, m);
+                let last;
+                (w.chain, last) = w.chain.map_locs(f, m);
                 w.loc = m(w.loc, w.func.unwrap_or(last));
             }
         }
         for sp in &mut self.spawns {
-            let last = chain(f, &mut sp.chain, m);
+            let last;
+            (sp.chain, last) = sp.chain.map_locs(f, m);
             sp.loc = m(sp.loc, sp.func.unwrap_or(last));
         }
     }
@@ -238,11 +228,11 @@ mod tests {
             atomic: false,
             class,
             phase: Phase::Before,
-            witnesses: vec![Witness {
+            witnesses: Box::new([Witness {
                 loc: crate::ir::Loc::default(),
-                chain: Vec::new(),
+                chain: crate::summary::Chain::empty(),
                 func: None,
-            }],
+            }]),
         };
         Summary {
             accesses: vec![

@@ -30,6 +30,11 @@ impl<T: Ord> SortedSet<T> {
         &self.0
     }
 
+    /// Elements allocated for (memory statistics).
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
     pub fn contains(&self, x: &T) -> bool {
         self.0.binary_search(x).is_ok()
     }

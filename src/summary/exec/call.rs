@@ -8,6 +8,7 @@ use crate::callgraph::IndirectCalls;
 use crate::ir::*;
 use crate::models::{LockTarget, Model, Success};
 use crate::summary::access::{AccessKind, CallSite, Spawn, Witness, MAX_CHAIN};
+use crate::summary::chain::ChainMemo;
 use crate::summary::lockset::{Lock, RelativeLockset};
 use crate::summary::path::{Classes, Path, Root, Step};
 use crate::summary::threads::ThreadState;
@@ -242,7 +243,7 @@ impl FnAnalysis<'_> {
                 loc: call.loc,
                 in_loop: self.in_cycle(col.block),
                 paths: 1,
-                chain: Vec::new(),
+                chain: crate::summary::Chain::empty(),
                 arg,
                 func: Some(self.func),
             });
@@ -315,6 +316,7 @@ impl FnAnalysis<'_> {
                         .lockset_id(&st.locks.update(&l.rebind(&mut lock_map_once)))
                 })
                 .collect();
+            let mut chains = ChainMemo::new(site);
             for a in &s.accesses {
                 let l = locksets[a.locks as usize];
                 for &(p, class) in &paths[a.path as usize] {
@@ -324,7 +326,7 @@ impl FnAnalysis<'_> {
                         let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
                         col.accesses.insert(key, class, len, w.loc, || Witness {
                             loc: w.loc,
-                            chain: prefixed(site, &w.chain),
+                            chain: chains.prefixed(&w.chain),
                             func: w.func,
                         });
                     }
@@ -337,7 +339,7 @@ impl FnAnalysis<'_> {
                     loc: sp.loc,
                     in_loop: sp.in_loop || in_loop,
                     paths: sp.paths,
-                    chain: prefixed(site, &sp.chain),
+                    chain: chains.prefixed(&sp.chain),
                     arg: sp.arg.as_ref().and_then(|p| match lock_map(p).as_slice() {
                         [q] => Some(q.clone()),
                         _ => None,
@@ -461,11 +463,4 @@ pub(super) fn merge_spawns(mut spawns: Vec<Spawn>) -> Vec<Spawn> {
         }
     }
     out
-}
-
-fn prefixed(site: CallSite, chain: &[CallSite]) -> Vec<CallSite> {
-    std::iter::once(site)
-        .chain(chain.iter().copied())
-        .take(MAX_CHAIN)
-        .collect()
 }
