@@ -22,6 +22,24 @@ pub struct Options {
     pub schedule: schedule::Options,
     /// Thread entries besides `main` and the start routines found (`--entry`).
     pub entries: EntryOptions,
+    /// The summaries [`summarize`] returns ([`analyze`] keeps those the race stage reads).
+    pub keep: KeepSummaries,
+}
+
+/// Which summaries a run returns. The others are dropped as soon as every caller's summary is
+/// computed: a whole kernel's summaries do not fit in memory at once.
+#[derive(Clone, Debug, Default)]
+pub enum KeepSummaries {
+    #[default]
+    All,
+    Functions(Vec<crate::ir::FuncId>),
+}
+
+/// What [`summarize_inner`] keeps: as asked, or the race stage's needs.
+enum Keep<'a> {
+    Asked(&'a KeepSummaries),
+    /// `main`, these extra entries, roots and possible start routines.
+    RaceEntries(&'a [crate::ir::FuncId]),
 }
 
 /// Extra thread entries: for a library or kernel code there is no `main` to start from.
@@ -44,6 +62,7 @@ impl Default for Options {
                 ..Default::default()
             },
             entries: EntryOptions::default(),
+            keep: KeepSummaries::All,
         }
     }
 }
@@ -113,7 +132,7 @@ pub fn summarize_cached(
     options: &Options,
     store: Option<&Store>,
 ) -> (PointsTo, CallGraph, Summaries, StageTimes) {
-    let s = summarize_inner(program, models, options, store, false);
+    let s = summarize_inner(program, models, options, store, Keep::Asked(&options.keep));
     (s.pta, s.cg, s.summaries, s.times)
 }
 
@@ -125,16 +144,17 @@ struct Summarized {
     findings: Option<SavedRun>,
 }
 
-/// Points-to, call graph, summaries; with `findings`, first looks for findings saved for this
-/// very analysis (every SCC stored under its current key, same entries) and, if there are,
+/// Points-to, call graph, summaries; for the race stage, first looks for findings saved for
+/// this very analysis (every SCC stored under its current key, same entries) and, if there are,
 /// loads no summary at all.
 fn summarize_inner(
     program: &Program,
     models: &Models,
     options: &Options,
     store: Option<&Store>,
-    findings: bool,
+    keep: Keep<'_>,
 ) -> Summarized {
+    let findings = matches!(keep, Keep::RaceEntries(_));
     let t0 = Instant::now();
     let pta = PointsTo::analyze_with_models(program, options.fields, models)
         .with_signature_filter(options.signature_filter);
@@ -175,6 +195,19 @@ fn summarize_inner(
             findings: Some(run),
         };
     }
+    let keep = match keep {
+        Keep::Asked(KeepSummaries::All) => None,
+        Keep::Asked(KeepSummaries::Functions(fs)) => {
+            let mut k = vec![false; program.functions.len()];
+            for f in fs {
+                k[f.index()] = true;
+            }
+            Some(k)
+        }
+        Keep::RaceEntries(extra) => Some(race::entries::summaries_needed(
+            program, &pta, &cg, models, extra,
+        )),
+    };
     let mut sums = summary::compute_with_store(
         program,
         &pta,
@@ -182,6 +215,7 @@ fn summarize_inner(
         models,
         &options.schedule,
         cache.as_ref().map(|c| c as &dyn summary::SummaryStore),
+        keep,
     );
     sums.cache = cache.map(|c| c.stats());
     let t3 = Instant::now();
@@ -227,7 +261,7 @@ pub fn analyze_cached(
         summaries,
         times,
         findings,
-    } = summarize_inner(program, models, options, store, true);
+    } = summarize_inner(program, models, options, store, Keep::RaceEntries(&extra));
     if findings.is_some() {
         return Ok(Analysis {
             pta,
@@ -248,6 +282,24 @@ pub fn analyze_cached(
         );
     }
     let entries = race::thread_entries(program, &cg, &summaries, &extra);
+    // `summaries_needed` must have kept every entry's summary (a dropped one would silently
+    // lose the entry's accesses).
+    let failed = |f| {
+        summaries
+            .schedule
+            .failed
+            .iter()
+            .any(|s| s.functions.contains(&f))
+    };
+    for e in &entries {
+        let f = e.func;
+        if program.functions[f.index()].body.is_some() && summaries.get(f).is_none() && !failed(f) {
+            eprintln!(
+                "relay: internal error: the summary of thread entry `{}` was dropped; its accesses are missing",
+                program.function_name(f)
+            );
+        }
+    }
     Ok(Analysis {
         pta,
         cg,

@@ -397,7 +397,7 @@ impl SummaryStore for SummaryCache<'_> {
         Some(out)
     }
 
-    fn finished(&self, scc: &Scc, summaries: &[Option<Summary>]) {
+    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
         let key = self.key(scc);
         let entry: Option<Entry> = summaries
             .iter()

@@ -139,6 +139,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             max_rounds: args.max_rounds.max(1),
         },
         entries,
+        keep: Default::default(),
     };
     let mut analysis =
         pool.install(|| pipeline::analyze_cached(&program, &models, &options, store.as_ref()))?;

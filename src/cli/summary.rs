@@ -96,22 +96,6 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         problems,
     } = super::build_program(&args.input, &pool, store.as_ref())?;
     let t1 = Instant::now();
-    let options = pipeline::Options {
-        fields: args.pta.fields,
-        signature_filter: !args.pta.no_signature_filter,
-        schedule: schedule::Options {
-            jobs: pool.current_num_threads(),
-            progress: true,
-            max_rounds: args.max_rounds.max(1),
-        },
-        entries: Default::default(),
-    };
-    let (_pta, _cg, sums, times) =
-        pool.install(|| pipeline::summarize_cached(&program, &models, &options, store.as_ref()));
-    super::report_failed_sccs(&program, &sums);
-    if store.is_some() {
-        super::report_summary_cache(&mut std::io::stderr().lock(), &sums)?;
-    }
     let wanted: Vec<FuncId> = (0..program.functions.len() as u32)
         .map(FuncId)
         .filter(|&f| {
@@ -129,6 +113,24 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         {
             eprintln!("warning: no function named `{n}` with a body");
         }
+    }
+    let options = pipeline::Options {
+        fields: args.pta.fields,
+        signature_filter: !args.pta.no_signature_filter,
+        schedule: schedule::Options {
+            jobs: pool.current_num_threads(),
+            progress: true,
+            max_rounds: args.max_rounds.max(1),
+        },
+        entries: Default::default(),
+        // The statistics are taken as SCCs finish: only the printed summaries stay.
+        keep: pipeline::KeepSummaries::Functions(wanted.clone()),
+    };
+    let (_pta, _cg, sums, times) =
+        pool.install(|| pipeline::summarize_cached(&program, &models, &options, store.as_ref()));
+    super::report_failed_sccs(&program, &sums);
+    if store.is_some() {
+        super::report_summary_cache(&mut std::io::stderr().lock(), &sums)?;
     }
     let timings = Timings {
         frontend_seconds: (t1 - t0).as_secs_f64(),

@@ -3,9 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::callgraph::CallGraph;
-use crate::ir::FuncId;
+use crate::callgraph::{CallGraph, IndirectCalls};
+use crate::ir::{Expr, FuncId, FuncRef, Instr};
 use crate::link::Program;
+use crate::models::Models;
+use crate::pta::PointsTo;
 use crate::summary::{Path, Root, Summaries};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,5 +161,77 @@ fn greatest_fixpoint(
             return set;
         }
         set = next;
+    }
+}
+
+/// The functions whose summaries the race stage reads: `main`, `extra`, every defined function
+/// nothing calls, and every function a thread creation may start. Known before any summary is
+/// computed (start routines from the thread-creation calls in the IR and the points-to targets
+/// of their start argument), so the scheduler can drop every other summary as soon as its
+/// callers are done. By `FuncId`.
+pub fn summaries_needed(
+    program: &Program,
+    pta: &PointsTo,
+    cg: &CallGraph,
+    models: &Models,
+    extra: &[FuncId],
+) -> Vec<bool> {
+    let n = program.functions.len();
+    let callers = cg.callers();
+    let mut need: Vec<bool> = (0..n)
+        .map(|i| {
+            let f = &program.functions[i];
+            f.body.is_some() && (callers[i].is_empty() || program.names.get(f.name) == "main")
+        })
+        .collect();
+    for &f in extra {
+        need[f.index()] = true;
+    }
+    for f in possible_start_routines(program, pta, models) {
+        need[f.index()] = true;
+    }
+    need
+}
+
+/// Every function some thread-creation call may start: a superset of the start routines the
+/// summaries find (they follow the same argument, with flow-sensitive values inside a function,
+/// which the flow-insensitive points-to targets include).
+fn possible_start_routines(program: &Program, pta: &PointsTo, models: &Models) -> Vec<FuncId> {
+    let model = |g: FuncId| models.get(program.function_name(g));
+    let mut out = Vec::new();
+    for (i, func) in program.functions.iter().enumerate() {
+        let f = FuncId(i as u32);
+        let Some(body) = &func.body else { continue };
+        for ins in body.blocks.iter().flat_map(|b| &b.instrs) {
+            let Instr::Call { callee, args, .. } = ins else {
+                continue;
+            };
+            let targets = match callee {
+                Expr::Func(FuncRef::Linked(g)) => vec![*g],
+                _ => pta
+                    .targets(program, f, callee, args.len())
+                    .unwrap_or_default(),
+            };
+            for g in targets {
+                let Some(start) = model(g)
+                    .and_then(|m| m.thread_create.as_ref())
+                    .and_then(|t| args.get(t.start))
+                else {
+                    continue;
+                };
+                out.extend(pta.call_targets(f, start));
+                out.extend(named_function(start));
+            }
+        }
+    }
+    out
+}
+
+/// The function an expression names, through casts.
+fn named_function(e: &Expr) -> Option<FuncId> {
+    match e {
+        Expr::Func(FuncRef::Linked(g)) => Some(*g),
+        Expr::Cast(_, inner) => named_function(inner),
+        _ => None,
     }
 }

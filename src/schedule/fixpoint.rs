@@ -12,11 +12,11 @@
 //! the next. What a function reads therefore depends only on the graph, never on timing or on
 //! the number of threads.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Lookup, SccAnalysis, SccRun};
+use super::{Lookup, Published, SccAnalysis, SccRun};
 use crate::callgraph::{CallGraph, SccId};
 use crate::ir::FuncId;
 
@@ -25,12 +25,12 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
     cg: &CallGraph,
     analysis: &A,
     id: SccId,
-    done: &[OnceLock<Option<A::Summary>>],
+    done: &Published<A::Summary>,
     max_rounds: u32,
 ) -> SccRun {
     let scc = cg.scc(id);
     let funcs = &scc.functions;
-    let mut local: Vec<Option<A::Summary>> = vec![None; funcs.len()];
+    let mut local: Vec<Option<Arc<A::Summary>>> = vec![None; funcs.len()];
     let mut run = SccRun {
         rounds: 0,
         converged: true,
@@ -38,13 +38,13 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         reused: false,
     };
     if let Some(sums) = analysis.reuse(scc).filter(|s| s.len() == funcs.len()) {
-        for (&f, s) in funcs.iter().zip(sums) {
-            let _ = done[f.index()].set(s);
-        }
+        let sums: Vec<Option<Arc<A::Summary>>> =
+            sums.into_iter().map(|s| s.map(Arc::new)).collect();
+        publish(analysis, scc, done, sums, true);
         run.reused = true;
         return run;
     }
-    let analyze_at = |pos: usize, local: &[Option<A::Summary>]| {
+    let analyze_at = |pos: usize, local: &[Option<Arc<A::Summary>>]| {
         let lookup = Lookup {
             cg,
             scc: id,
@@ -58,7 +58,7 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
     if !scc.recursive {
         // One function, not calling itself: its analysis cannot depend on itself.
         for pos in (0..funcs.len()).filter(|&p| defined(p)) {
-            local[pos] = Some(analyze_at(pos, &local));
+            local[pos] = Some(Arc::new(analyze_at(pos, &local)));
             run.analyze_calls += 1;
             run.rounds = 1;
         }
@@ -92,7 +92,7 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
                         .as_ref()
                         .is_none_or(|old| analysis.changed(old, &new));
                     if changed {
-                        local[p] = Some(new);
+                        local[p] = Some(Arc::new(new));
                         for &q in &graph.preds[p] {
                             dirty[q] |= defined(q);
                         }
@@ -102,11 +102,23 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         }
         run.rounds = count.iter().copied().max().unwrap_or(0);
     }
-    analysis.finished(scc, &local);
-    for (&f, s) in funcs.iter().zip(local) {
-        let _ = done[f.index()].set(s);
-    }
+    publish(analysis, scc, done, local, false);
     run
+}
+
+/// Hands an SCC's summaries to the analysis, then makes them visible to callers.
+fn publish<A: SccAnalysis>(
+    analysis: &A,
+    scc: &crate::callgraph::Scc,
+    done: &Published<A::Summary>,
+    sums: Vec<Option<Arc<A::Summary>>>,
+    reused: bool,
+) {
+    let refs: Vec<Option<&A::Summary>> = sums.iter().map(Option::as_deref).collect();
+    analysis.finished(scc, &refs, reused);
+    for (&f, s) in scc.functions.iter().zip(sums) {
+        done.set(f, s);
+    }
 }
 
 /// A recursive SCC's internal call edges, by position in its (sorted) function list.

@@ -22,8 +22,12 @@
 //!   that would be analysed once more keeps its latest summary instead, and the SCC is counted
 //!   in [`ScheduleStats::nonconverged`]. The analysis must be monotone for the fixpoint to exist.
 //! - **Reuse.** Before analysing an SCC the scheduler asks [`SccAnalysis::reuse`] for its
-//!   summaries (the summaries cache answers when the SCC's key is stored); an analysed SCC is
-//!   handed to [`SccAnalysis::finished`] before its callers are released.
+//!   summaries (the summaries cache answers when the SCC's key is stored); every done SCC,
+//!   analysed or reused, is handed to [`SccAnalysis::finished`] before its callers are released.
+//! - **Memory.** Once every SCC calling an SCC is done, nothing can read its summaries any more:
+//!   those of functions the analysis does not [`SccAnalysis::keep`] are dropped then (counted in
+//!   [`ScheduleStats::dropped`]), so a run holds the summaries of its frontier, not of the whole
+//!   program.
 //! - **Failures.** A panic inside [`SccAnalysis::analyze`] is caught: the SCC is reported in
 //!   [`Schedule::failed`] with the panic message, its functions get no summary, and the run goes
 //!   on (its callers see `None` for them).
@@ -34,7 +38,7 @@
 use std::collections::BinaryHeap;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::OnceLock;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -71,10 +75,45 @@ pub trait SccAnalysis: Sync {
         None
     }
 
-    /// Called with the summaries of an analysed SCC (not a reused one) before its callers
-    /// can start: a cache stores them here.
-    fn finished(&self, scc: &Scc, summaries: &[Option<Self::Summary>]) {
-        let _ = (scc, summaries);
+    /// Called with the summaries of every done SCC before its callers can start; `reused`
+    /// when they came from [`SccAnalysis::reuse`]. A cache stores analysed ones here.
+    fn finished(&self, scc: &Scc, summaries: &[Option<&Self::Summary>], reused: bool) {
+        let _ = (scc, summaries, reused);
+    }
+
+    /// Whether `f`'s summary must be in [`Schedule::summaries`] at the end. The others are
+    /// dropped as soon as every caller is done. By default all are kept.
+    fn keep(&self, f: FuncId) -> bool {
+        let _ = f;
+        true
+    }
+}
+
+/// The summaries of done SCCs, by `FuncId`: published once, when the SCC is done; taken away
+/// when nothing can read them any more (see the module documentation, Memory).
+pub(super) struct Published<S>(Vec<RwLock<Option<Arc<S>>>>);
+
+impl<S> Published<S> {
+    fn new(len: usize) -> Self {
+        Published((0..len).map(|_| RwLock::new(None)).collect())
+    }
+
+    fn get(&self, f: FuncId) -> Option<Arc<S>> {
+        self.0[f.index()]
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(super) fn set(&self, f: FuncId, s: Option<Arc<S>>) {
+        *self.0[f.index()].write().unwrap_or_else(|e| e.into_inner()) = s;
+    }
+
+    fn take(&self, f: FuncId) -> Option<Arc<S>> {
+        self.0[f.index()]
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 }
 
@@ -85,19 +124,19 @@ pub struct Lookup<'a, S> {
     cg: &'a CallGraph,
     scc: SccId,
     /// The current SCC's summaries, parallel to its `functions`.
-    local: &'a [Option<S>],
-    done: &'a [OnceLock<Option<S>>],
+    local: &'a [Option<Arc<S>>],
+    done: &'a Published<S>,
 }
 
-impl<'a, S> Lookup<'a, S> {
-    pub fn get(&self, f: FuncId) -> Option<&'a S> {
+impl<S> Lookup<'_, S> {
+    pub fn get(&self, f: FuncId) -> Option<Arc<S>> {
         let s = *self.cg.scc_of.get(f.index())?;
         let scc = self.cg.scc(self.scc);
         if s == self.scc {
             let pos = scc.functions.binary_search(&f).ok()?;
-            self.local[pos].as_ref()
+            self.local[pos].clone()
         } else if scc.callees.binary_search(&s).is_ok() {
-            self.done[f.index()].get()?.as_ref()
+            self.done.get(f)
         } else {
             None
         }
@@ -149,6 +188,8 @@ pub struct ScheduleStats {
     /// nothing changed).
     pub iterations: usize,
     pub max_scc_iterations: u32,
+    /// Summaries dropped before the end of the run ([`SccAnalysis::keep`]).
+    pub dropped: usize,
     /// SCCs that hit the iteration bound without converging (their latest summaries are kept).
     pub nonconverged: usize,
     pub failed: usize,
@@ -208,8 +249,7 @@ pub fn run_with<A: SccAnalysis>(
     };
     let max_rounds = opts.max_rounds.max(1);
     let nsccs = cg.sccs.len();
-    let done_summaries: Vec<OnceLock<Option<A::Summary>>> =
-        (0..cg.len()).map(|_| OnceLock::new()).collect();
+    let done_summaries: Published<A::Summary> = Published::new(cg.len());
     let needs_analysis = |s: &Scc| -> bool { s.functions.iter().any(|f| cg.defined[f.index()]) };
 
     let mut stats = ScheduleStats {
@@ -232,6 +272,8 @@ pub fn run_with<A: SccAnalysis>(
     }
 
     let mut pending: Vec<usize> = cg.sccs.iter().map(|s| s.callees.len()).collect();
+    // Caller SCCs not done yet, per SCC: at 0 its summaries can go (see `SccAnalysis::keep`).
+    let mut callers_left: Vec<usize> = callers.iter().map(Vec::len).collect();
     let mut ready: BinaryHeap<(u64, std::cmp::Reverse<u32>)> = BinaryHeap::new();
     // SCCs finished but whose callers are not yet released.
     let mut finished: Vec<SccId> = Vec::new();
@@ -243,9 +285,6 @@ pub fn run_with<A: SccAnalysis>(
                 s.functions.iter().filter(|f| cg.defined[f.index()]).count();
             total_work += s.functions.len() as u64;
         } else {
-            for f in &s.functions {
-                let _ = done_summaries[f.index()].set(None);
-            }
             finished.push(SccId(i as u32));
         }
     }
@@ -319,8 +358,8 @@ pub fn run_with<A: SccAnalysis>(
                     let outcome = match outcome {
                         Ok(run) => Ok(run),
                         Err(payload) => {
-                            for f in &cg.scc(scc).functions {
-                                let _ = done[f.index()].set(None);
+                            for &f in &cg.scc(scc).functions {
+                                done.set(f, None);
                             }
                             Err(panic_message(payload.as_ref()))
                         }
@@ -371,6 +410,22 @@ pub fn run_with<A: SccAnalysis>(
             if let Some(p) = &mut plain {
                 p.advance(scc.functions.len() as u64);
             }
+            // Nothing reads the summaries of an SCC whose callers are all done (or that has none).
+            let mut unread: Vec<SccId> = scc.callees.clone();
+            unread.retain(|c| {
+                callers_left[c.index()] -= 1;
+                callers_left[c.index()] == 0
+            });
+            if callers[done.scc.index()].is_empty() {
+                unread.push(done.scc);
+            }
+            for c in unread {
+                for &f in &cg.scc(c).functions {
+                    if !analysis.keep(f) && done_summaries.take(f).is_some() {
+                        stats.dropped += 1;
+                    }
+                }
+            }
             finished.push(done.scc);
             release(&mut finished, &mut pending, &mut ready);
         }
@@ -381,8 +436,12 @@ pub fn run_with<A: SccAnalysis>(
     stats.failed = failed.len();
     Schedule {
         summaries: done_summaries
+            .0
             .into_iter()
-            .map(|s| s.into_inner().flatten())
+            .map(|s| {
+                let s = s.into_inner().unwrap_or_else(|e| e.into_inner())?;
+                Some(Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone()))
+            })
             .collect(),
         failed,
         stats,
@@ -431,7 +490,7 @@ impl SccAnalysis for Reach<'_> {
         for g in self.cg.callees(f) {
             out.push(g);
             if let Some(s) = callees.get(g) {
-                out.extend_from_slice(s);
+                out.extend_from_slice(&s);
             }
         }
         out.sort_unstable();

@@ -131,7 +131,7 @@ impl SccAnalysis for Counter<'_> {
     type Summary = u32;
     fn analyze(&self, f: FuncId, callees: &Lookup<'_, u32>) -> u32 {
         let m = self.0.callees(f).filter_map(|g| callees.get(g)).max();
-        (m.copied().unwrap_or(0) + 1).min(1000)
+        (m.map(|x| *x).unwrap_or(0) + 1).min(1000)
     }
 }
 
@@ -248,4 +248,38 @@ fn toy_matches_dfs() {
 fn bench_runs() {
     let cg = random_graph(2000, 7);
     assert!(bench_toy(&cg, 2) > Duration::ZERO);
+}
+
+/// [`Reach`] keeping only the summaries of functions with an even id.
+struct KeepEven<'a>(Reach<'a>);
+impl SccAnalysis for KeepEven<'_> {
+    type Summary = Vec<FuncId>;
+    fn analyze(&self, f: FuncId, callees: &Lookup<'_, Vec<FuncId>>) -> Vec<FuncId> {
+        self.0.analyze(f, callees)
+    }
+    fn keep(&self, f: FuncId) -> bool {
+        f.0 % 2 == 0
+    }
+}
+
+#[test]
+fn summaries_not_kept_are_dropped_without_changing_the_others() {
+    for seed in 1..6 {
+        let cg = random_graph(400, seed);
+        let reach = || Reach { cg: &cg, cap: 16 };
+        let all = run(&cg, &reach(), 2, false);
+        let some = run(&cg, &KeepEven(reach()), 2, false);
+        let mut dropped = 0;
+        for (i, (a, s)) in all.summaries.iter().zip(&some.summaries).enumerate() {
+            if i % 2 == 0 {
+                assert_eq!(a, s, "kept summary of {i} (seed {seed})");
+            } else {
+                assert_eq!(*s, None, "{i} is not kept (seed {seed})");
+                // Every caller was done by the end, so every odd summary was dropped.
+                dropped += a.is_some() as usize;
+            }
+        }
+        assert_eq!(some.stats.dropped, dropped, "seed {seed}");
+        assert!(dropped > 0);
+    }
 }

@@ -123,7 +123,7 @@ pub trait SummaryStore: Sync {
     /// The summaries of `scc`, parallel to its functions, if stored under its current key.
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>>;
     /// The summaries just computed for `scc`.
-    fn finished(&self, scc: &Scc, summaries: &[Option<Summary>]);
+    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]);
 }
 
 /// What every function's analysis shares.
@@ -136,6 +136,10 @@ pub struct Context<'a> {
     pub escaping: rustc_hash::FxHashSet<u32>,
     cg: &'a CallGraph,
     store: Option<&'a dyn SummaryStore>,
+    /// By `FuncId`: the summaries wanted at the end; `None` keeps all.
+    keep: Option<Vec<bool>>,
+    /// Statistics of the SCCs done so far (summaries may be dropped before the end).
+    stats: std::sync::Mutex<StatsAcc>,
 }
 
 impl<'a> Context<'a> {
@@ -155,6 +159,8 @@ impl<'a> Context<'a> {
             escaping: pta.escaping(),
             cg,
             store: None,
+            keep: None,
+            stats: Default::default(),
         }
     }
 
@@ -192,10 +198,56 @@ impl SccAnalysis for Context<'_> {
         self.store?.reuse(scc)
     }
 
-    fn finished(&self, scc: &Scc, summaries: &[Option<Summary>]) {
-        if let Some(store) = self.store {
+    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>], reused: bool) {
+        if let Some(store) = self.store.filter(|_| !reused) {
             store.finished(scc, summaries);
         }
+        let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        for (&f, s) in scc.functions.iter().zip(summaries) {
+            if let Some(s) = s {
+                acc.add(f, s);
+            }
+        }
+        acc.sample_chains();
+    }
+
+    fn keep(&self, f: FuncId) -> bool {
+        self.keep.as_ref().is_none_or(|k| k[f.index()])
+    }
+}
+
+/// [`SummaryStats`] as SCCs finish, in an order-independent way.
+#[derive(Default)]
+struct StatsAcc {
+    stats: SummaryStats,
+    /// The function with the most accesses (the smallest id among equals).
+    largest: Option<(usize, std::cmp::Reverse<FuncId>)>,
+}
+
+impl StatsAcc {
+    fn add(&mut self, f: FuncId, s: &Summary) {
+        let st = &mut self.stats;
+        st.functions += 1;
+        st.modelled += s.modelled as usize;
+        st.widened += s.widened as usize;
+        st.coarsened += s.coarsened as usize;
+        st.bytes.add(&s.heap_bytes());
+        let n = s.accesses.len();
+        st.accesses += n;
+        let bucket = match n {
+            0 => 0,
+            1..=10 => 1,
+            11..=100 => 2,
+            101..=1000 => 3,
+            _ => 4,
+        };
+        st.access_histogram[bucket] += 1;
+        self.largest = self.largest.max(Some((n, std::cmp::Reverse(f))));
+    }
+
+    fn sample_chains(&mut self) {
+        let (nodes, node_bytes) = chain::live_nodes();
+        self.stats.bytes.chains = self.stats.bytes.chains.max(nodes * node_bytes);
     }
 }
 
@@ -261,7 +313,8 @@ pub struct SummaryStats {
     pub nonconverged_sccs: usize,
     /// The most rounds one recursive SCC needed.
     pub max_scc_rounds: u32,
-    /// Approximate heap bytes of the summaries at the end of the run, by component.
+    /// Approximate heap bytes of the summaries by component: what every summary computed takes
+    /// (some are dropped before the end), and the most call-chain nodes alive at once.
     pub bytes: heap::SummaryBytes,
     pub seconds: f64,
 }
@@ -274,10 +327,12 @@ pub fn compute(
     models: &Models,
     options: &schedule::Options,
 ) -> Summaries {
-    compute_with_store(program, pta, cg, models, options, None)
+    compute_with_store(program, pta, cg, models, options, None, None)
 }
 
-/// [`compute`], reusing the SCCs `store` has and giving it the others.
+/// [`compute`], reusing the SCCs `store` has and giving it the others; with `keep` (by
+/// `FuncId`), only those summaries are in the result (the others are dropped as soon as their
+/// callers are done, see [`crate::schedule`]).
 pub fn compute_with_store(
     program: &Program,
     pta: &PointsTo,
@@ -285,12 +340,14 @@ pub fn compute_with_store(
     models: &Models,
     options: &schedule::Options,
     store: Option<&dyn SummaryStore>,
+    keep: Option<Vec<bool>>,
 ) -> Summaries {
     let start = Instant::now();
     let mut ctx = Context::new(program, pta, cg, models);
     ctx.store = store;
+    ctx.keep = keep;
     let schedule = schedule::run_with(cg, &ctx, options);
-    let mut stats = summary_stats(program, &ctx, &schedule.summaries);
+    let mut stats = summary_stats(program, &ctx);
     stats.failed_sccs = schedule.failed.len();
     stats.nonconverged_sccs = schedule.stats.nonconverged;
     stats.max_scc_rounds = schedule.stats.max_scc_iterations;
@@ -302,34 +359,13 @@ pub fn compute_with_store(
     }
 }
 
-fn summary_stats(program: &Program, ctx: &Context<'_>, by: &[Option<Summary>]) -> SummaryStats {
-    let mut st = SummaryStats::default();
-    for (i, s) in by.iter().enumerate() {
-        let Some(s) = s else {
-            continue;
-        };
-        st.functions += 1;
-        st.modelled += s.modelled as usize;
-        st.widened += s.widened as usize;
-        st.coarsened += s.coarsened as usize;
-        st.bytes.add(&s.heap_bytes());
-        let n = s.accesses.len();
-        st.accesses += n;
-        let bucket = match n {
-            0 => 0,
-            1..=10 => 1,
-            11..=100 => 2,
-            101..=1000 => 3,
-            _ => 4,
-        };
-        st.access_histogram[bucket] += 1;
-        if n > st.max_accesses {
-            st.max_accesses = n;
-            st.max_accesses_function = program.function_label(FuncId(i as u32));
-        }
+fn summary_stats(program: &Program, ctx: &Context<'_>) -> SummaryStats {
+    let acc = std::mem::take(&mut *ctx.stats.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut st = acc.stats;
+    if let Some((n, std::cmp::Reverse(f))) = acc.largest.filter(|&(n, _)| n > 0) {
+        st.max_accesses = n;
+        st.max_accesses_function = program.function_label(f);
     }
-    let (nodes, node_bytes) = chain::live_nodes();
-    st.bytes.chains = nodes * node_bytes;
     let mut unknown = rustc_hash::FxHashSet::default();
     for (i, f) in program.functions.iter().enumerate() {
         let Some(body) = &f.body else { continue };

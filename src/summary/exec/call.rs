@@ -85,7 +85,7 @@ impl FnAnalysis<'_> {
             return self.apply_model(st, m, call, sink);
         }
         match self.callees.get(g) {
-            Some(s) => self.apply_summary(st, g, s, call, sink),
+            Some(s) => self.apply_summary(st, g, &s, call, sink),
             None => (st.locks.clone(), st.threads.clone(), SymVal::Top),
         }
     }

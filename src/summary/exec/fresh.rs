@@ -33,7 +33,8 @@ impl FnAnalysis<'_> {
                 allocates = model.is_some_and(|m| m.alloc.is_some());
                 // A model keeps its arguments (thread creation excepted); a summarised callee
                 // keeps those of its formals that do not escape in it.
-                let keeps = |j: usize| match (model, g.and_then(|g| self.callees.get(g))) {
+                let summary = g.and_then(|g| self.callees.get(g));
+                let keeps = |j: usize| match (model, &summary) {
                     (Some(m), _) => m.thread_create.is_none(),
                     (None, Some(s)) => s.formal_escapes.get(j) == Some(&false),
                     (None, None) => false,
