@@ -258,7 +258,7 @@ impl SccAnalysis for KeepEven<'_> {
         self.0.analyze(f, callees)
     }
     fn keep(&self, f: FuncId) -> bool {
-        f.0 % 2 == 0
+        f.0.is_multiple_of(2)
     }
 }
 
