@@ -248,8 +248,9 @@ fn write_stats(
     let b = s.bytes;
     writeln!(
         out,
-        "summary memory (approximate): {:.0} MiB: accesses {:.0}, witnesses {:.0}, call chains {:.0}, tables {:.0}, other {:.0}",
-        mib(b.total()), mib(b.accesses), mib(b.witnesses), mib(b.chains), mib(b.tables), mib(b.other)
+        "summary memory (approximate): {:.0} MiB: accesses {:.0}, witnesses {:.0}, call chains {:.0}, tables {:.0}, interned paths {:.0} and locksets {:.0}, other {:.0}",
+        mib(b.total()), mib(b.accesses), mib(b.witnesses), mib(b.chains), mib(b.tables),
+        mib(b.interned_paths), mib(b.interned_locksets), mib(b.other)
     )?;
     writeln!(
         out,

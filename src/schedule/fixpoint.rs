@@ -82,20 +82,24 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
                     }
                 }
                 run.analyze_calls += todo.len();
-                let results: Vec<A::Summary> = if todo.len() > 1 {
-                    todo.par_iter().map(|&p| analyze_at(p, &local)).collect()
-                } else {
-                    todo.iter().map(|&p| analyze_at(p, &local)).collect()
-                };
-                for (p, new) in todo.into_iter().zip(results) {
+                // Only changed summaries are held until the wave is applied: in later passes
+                // most are not, and a wave of a big SCC holds thousands.
+                let analyze_changed = |&p: &usize| {
+                    let new = analyze_at(p, &local);
                     let changed = local[p]
                         .as_ref()
                         .is_none_or(|old| analysis.changed(old, &new));
-                    if changed {
-                        local[p] = Some(Arc::new(new));
-                        for &q in &graph.preds[p] {
-                            dirty[q] |= defined(q);
-                        }
+                    changed.then(|| (p, Arc::new(new)))
+                };
+                let changed: Vec<(usize, Arc<A::Summary>)> = if todo.len() > 1 {
+                    todo.par_iter().filter_map(analyze_changed).collect()
+                } else {
+                    todo.iter().filter_map(analyze_changed).collect()
+                };
+                for (p, new) in changed {
+                    local[p] = Some(new);
+                    for &q in &graph.preds[p] {
+                        dirty[q] |= defined(q);
                     }
                 }
             }

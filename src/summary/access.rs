@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::intern::Interned;
 use super::lockset::RelativeLockset;
 use super::path::Path;
 use super::threads::Phase;
@@ -64,11 +65,34 @@ pub struct GuardedAccess {
     pub witnesses: Box<[Witness]>,
 }
 
-/// The distinct paths and locksets the accesses of one summary refer to.
+/// The distinct paths and locksets the accesses of one summary refer to, sorted; the values
+/// are interned program-wide (callers repeat their callees' paths and locksets).
 #[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct AccessTables {
-    pub paths: Vec<Path>,
-    pub locksets: Vec<RelativeLockset>,
+    pub paths: Vec<Interned<Path>>,
+    pub locksets: Vec<Interned<RelativeLockset>>,
+}
+
+impl AccessTables {
+    /// Tables of these values (without spare capacity), interned.
+    pub fn new(paths: Vec<Path>, locksets: Vec<RelativeLockset>) -> AccessTables {
+        AccessTables {
+            paths: paths
+                .into_iter()
+                .map(|mut p| {
+                    p.shrink_to_fit();
+                    Interned::new(p)
+                })
+                .collect(),
+            locksets: locksets
+                .into_iter()
+                .map(|mut l| {
+                    l.shrink_to_fit();
+                    Interned::new(l)
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A guarded access with its path and lockset resolved.
@@ -269,7 +293,7 @@ impl AccessSet {
             )
             .collect();
         accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
-        (AccessTables { paths, locksets }, accesses)
+        (AccessTables::new(paths, locksets), accesses)
     }
 }
 
@@ -369,8 +393,10 @@ mod tests {
         ];
         let (tables, out) = coarsened(&accesses);
         assert_eq!(out.len(), 1, "one merged access; g9 dropped");
-        assert_eq!(tables.paths, vec![global(0)]);
-        assert_eq!(tables.locksets, vec![held(&[1], &[3, 4])]);
+        assert_eq!(
+            tables,
+            AccessTables::new(vec![global(0)], vec![held(&[1], &[3, 4])])
+        );
         assert_eq!(out[0].witnesses.len(), 1);
         assert_eq!(out[0].witnesses[0].loc, at(20));
         assert_eq!(out[0].class, Some(7));

@@ -23,6 +23,12 @@ pub struct RelativeLockset {
 }
 
 impl RelativeLockset {
+    /// Frees spare capacity (for locksets kept in a summary's tables).
+    pub fn shrink_to_fit(&mut self) {
+        self.plus.shrink_to_fit(|l| l.path.shrink_to_fit());
+        self.minus.shrink_to_fit(Path::shrink_to_fit);
+    }
+
     /// `(∩, ∪)`; returns whether `self` changed.
     pub fn join(&mut self, other: &RelativeLockset) -> bool {
         let plus = self.plus.intersect_with(&other.plus);

@@ -18,6 +18,7 @@ pub mod access;
 pub mod chain;
 pub mod exec;
 pub mod heap;
+pub mod intern;
 pub mod lockset;
 pub mod path;
 pub mod print;
@@ -362,6 +363,7 @@ pub fn compute_with_store(
 fn summary_stats(program: &Program, ctx: &Context<'_>) -> SummaryStats {
     let acc = std::mem::take(&mut *ctx.stats.lock().unwrap_or_else(|e| e.into_inner()));
     let mut st = acc.stats;
+    (st.bytes.interned_paths, st.bytes.interned_locksets) = heap::interned();
     if let Some((n, std::cmp::Reverse(f))) = acc.largest.filter(|&(n, _)| n > 0) {
         st.max_accesses = n;
         st.max_accesses_function = program.function_label(f);

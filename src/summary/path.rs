@@ -46,6 +46,12 @@ pub const MAX_DEREFS: usize = 4;
 pub const MAX_STEPS: usize = 10;
 
 impl Path {
+    /// Frees spare capacity (a path pushed step by step holds room for four; a summary's
+    /// tables keep millions of paths).
+    pub fn shrink_to_fit(&mut self) {
+        self.steps.shrink_to_fit();
+    }
+
     pub fn new(root: Root) -> Path {
         Path {
             root,

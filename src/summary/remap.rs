@@ -165,7 +165,7 @@ fn remap_accesses(
         });
     }
     out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
-    Some((AccessTables { paths, locksets }, out))
+    Some((AccessTables::new(paths, locksets), out))
 }
 
 #[cfg(test)]
@@ -240,7 +240,7 @@ mod tests {
                 access(1, 1, Some(3)),
                 access(2, 0, None),
             ],
-            tables: AccessTables { paths, locksets },
+            tables: AccessTables::new(paths, locksets),
             ret: SymVal::May(vec![field(Root::Rep(1), 0), field(Root::Rep(2), 0)]),
             ..Summary::default()
         }
@@ -275,7 +275,12 @@ mod tests {
     #[test]
     fn an_unmappable_id_fails_the_whole_summary() {
         let mut s = summary();
-        s.tables.paths.push(field(Root::Rep(42), 0));
+        s.tables
+            .paths
+            .push(crate::summary::intern::Interned::new(field(
+                Root::Rep(42),
+                0,
+            )));
         assert!(s.remap(&mut Reverse).is_none());
     }
 }

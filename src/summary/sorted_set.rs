@@ -35,6 +35,13 @@ impl<T: Ord> SortedSet<T> {
         self.0.capacity()
     }
 
+    /// Frees spare capacity, after `each` did the same inside an element (it must not change
+    /// the element's order).
+    pub fn shrink_to_fit(&mut self, each: impl FnMut(&mut T)) {
+        self.0.iter_mut().for_each(each);
+        self.0.shrink_to_fit();
+    }
+
     pub fn contains(&self, x: &T) -> bool {
         self.0.binary_search(x).is_ok()
     }
