@@ -39,6 +39,23 @@ pub trait IndirectCalls: Sync {
         callee: &Expr,
         args: usize,
     ) -> Option<Vec<FuncId>>;
+
+    /// The functions a call through `callee` may reach: the named one for a direct call, the
+    /// resolved targets (none when unknown) for an indirect one.
+    fn resolve(
+        &self,
+        program: &Program,
+        caller: FuncId,
+        callee: &Expr,
+        args: usize,
+    ) -> Vec<FuncId> {
+        match callee {
+            Expr::Func(FuncRef::Linked(g)) => vec![*g],
+            _ => self
+                .targets(program, caller, callee, args)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// Resolves no indirect call (every one is counted as unresolved): for tests and for running

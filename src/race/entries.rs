@@ -206,13 +206,7 @@ fn possible_start_routines(program: &Program, pta: &PointsTo, models: &Models) -
             let Instr::Call { callee, args, .. } = ins else {
                 continue;
             };
-            let targets = match callee {
-                Expr::Func(FuncRef::Linked(g)) => vec![*g],
-                _ => pta
-                    .targets(program, f, callee, args.len())
-                    .unwrap_or_default(),
-            };
-            for g in targets {
+            for g in pta.resolve(program, f, callee, args.len()) {
                 let Some(start) = model(g)
                     .and_then(|m| m.thread_create.as_ref())
                     .and_then(|t| args.get(t.start))

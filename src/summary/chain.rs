@@ -21,6 +21,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::access::CallSite;
+use crate::ir::{FuncId, Loc};
 
 /// At most this many calls are kept per chain (the ones nearest the summarised function).
 pub const MAX_CHAIN: usize = 8;
@@ -117,9 +118,9 @@ impl Chain {
     /// in, starting from `owner`); returns it and the last callee (or `owner`).
     pub fn map_locs(
         &self,
-        mut owner: crate::ir::FuncId,
-        m: &mut impl FnMut(crate::ir::Loc, crate::ir::FuncId) -> crate::ir::Loc,
-    ) -> (Chain, crate::ir::FuncId) {
+        mut owner: FuncId,
+        m: &mut impl FnMut(Loc, FuncId) -> Loc,
+    ) -> (Chain, FuncId) {
         let sites: Vec<CallSite> = self
             .iter()
             .map(|c| {
@@ -241,7 +242,6 @@ impl<'de> Deserialize<'de> for Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{FuncId, Loc};
 
     fn site(i: u32) -> CallSite {
         CallSite {

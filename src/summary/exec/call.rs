@@ -29,14 +29,10 @@ impl FnAnalysis<'_> {
         for a in args {
             self.reads(st, a, loc, sink);
         }
-        let targets = match callee {
-            Expr::Func(FuncRef::Linked(g)) => vec![*g],
-            _ => self
-                .ctx
-                .pta
-                .targets(self.ctx.program, self.func, callee, args.len())
-                .unwrap_or_default(),
-        };
+        let targets = self
+            .ctx
+            .pta
+            .resolve(self.ctx.program, self.func, callee, args.len());
         let actuals: Vec<SymVal> = args.iter().map(|a| self.eval(st, a)).collect();
         let call = Call {
             args,
