@@ -20,6 +20,9 @@ pub struct Options {
     /// Indirect calls matched against the pointer's parameter types ([`crate::pta::signature`]).
     pub signature_filter: bool,
     pub schedule: schedule::Options,
+    /// Recursive SCCs of at least this many functions are collapsed
+    /// ([`crate::summary::shared`], `--collapse-scc`).
+    pub collapse_at: usize,
     /// Thread entries besides `main` and the start routines found (`--entry`).
     pub entries: EntryOptions,
     /// The summaries [`summarize`] returns ([`analyze`] keeps those the race stage reads).
@@ -61,6 +64,7 @@ impl Default for Options {
                 max_rounds: summary::DEFAULT_MAX_ROUNDS,
                 ..Default::default()
             },
+            collapse_at: summary::DEFAULT_COLLAPSE_AT,
             entries: EntryOptions::default(),
             keep: KeepSummaries::All,
         }
@@ -214,8 +218,11 @@ fn summarize_inner(
         &cg,
         models,
         &options.schedule,
-        cache.as_ref().map(|c| c as &dyn summary::SummaryStore),
-        keep,
+        summary::Setup {
+            store: cache.as_ref().map(|c| c as &dyn summary::SummaryStore),
+            keep,
+            collapse_at: options.collapse_at,
+        },
     );
     sums.cache = cache.map(|c| c.stats());
     let t3 = Instant::now();

@@ -43,7 +43,7 @@ fn annotations(text: &str) -> Vec<(u32, Expect)> {
 }
 
 /// A fixture's `// relay-args:` line: the `relay analyze` options it needs (`--filter`,
-/// `--filter-k`, `--entry`, `--entry-roots`).
+/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`).
 fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
     let mut options = pipeline::Options::default();
     let mut filters = FilterConfig::default();
@@ -61,6 +61,7 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--filter-k" => filters.k = value().parse().unwrap(),
             "--entry" => options.entries.names.push(value().to_string()),
             "--entry-roots" => options.entries.roots = true,
+            "--collapse-scc" => options.collapse_at = value().parse().unwrap(),
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

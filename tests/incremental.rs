@@ -253,3 +253,45 @@ fn concurrent_analyze_runs_share_a_cache() {
     let c = run().join().unwrap();
     assert_eq!(strip(&c), strip(&a));
 }
+
+#[test]
+fn summaries_reaching_a_collapsed_scc_are_recomputed_not_cached() {
+    let path = common::c_fixtures("race")
+        .into_iter()
+        .find(|p| p.ends_with("collapsed_scc.c"))
+        .expect("fixture collapsed_scc.c");
+    let options = Options {
+        collapse_at: 2,
+        schedule: relay::schedule::Options {
+            jobs: 2,
+            ..Options::default().schedule
+        },
+        ..Options::default()
+    };
+    let run = |p: &Program, store: Option<&Store>| {
+        pipeline::summarize_cached(p, &Models::builtin(), &options, store).2
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let cold = run(&program(&path, 0), Some(&store));
+    assert_eq!(cold.stats.collapsed_sccs, 1);
+    let cache = cold.cache.unwrap();
+    // The SCC {walk_a, walk_b} and walker, which reaches its shared set.
+    assert_eq!(cache.unportable, 2);
+    let p = program(&path, 37);
+    let warm = run(&p, Some(&store));
+    let fresh = run(&p, None);
+    assert_eq!(
+        analysed(&warm),
+        2,
+        "only the unportable SCCs are analysed again"
+    );
+    assert_same(&p, &warm, &fresh, "collapsed_scc.c");
+    let walker = (0..p.functions.len() as u32)
+        .map(FuncId)
+        .find(|&f| p.function_name(f) == "walker")
+        .unwrap();
+    let shared = &warm.get(walker).unwrap().shared;
+    assert_eq!(shared.len(), 1);
+    assert_eq!(shared[0].functions, 2);
+}

@@ -49,6 +49,10 @@ pub struct AnalyzeArgs {
     /// Bound on fixpoint rounds inside a recursive SCC.
     #[arg(long, default_value_t = summary::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
+    /// Collapse recursive SCCs of at least this many functions: their members share one set
+    /// of accesses instead of each holding the whole SCC's (README, "Big recursive SCCs").
+    #[arg(long, value_name = "N", default_value_t = summary::DEFAULT_COLLAPSE_AT)]
+    pub collapse_scc: usize,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -106,6 +110,9 @@ impl AnalyzeArgs {
         if self.max_rounds != summary::DEFAULT_MAX_ROUNDS {
             opt("--max-rounds=", self.max_rounds.to_string());
         }
+        if self.collapse_scc != summary::DEFAULT_COLLAPSE_AT {
+            opt("--collapse-scc=", self.collapse_scc.to_string());
+        }
         words
     }
 }
@@ -138,6 +145,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             progress: !quiet,
             max_rounds: args.max_rounds.max(1),
         },
+        collapse_at: args.collapse_scc,
         entries,
         keep: Default::default(),
     };

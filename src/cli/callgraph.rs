@@ -268,8 +268,9 @@ fn write_text(
     let p = &pta.stats;
     writeln!(
         out,
-        "points-to: {} nodes in {} classes, {} unifications, {} allocation sites, {} thread creations",
-        p.nodes, p.classes, p.unifications, p.allocation_sites, p.thread_creations
+        "points-to: {} nodes in {} classes, {} unifications, {} allocation sites, {} thread creations; {} function-pointer slots ({} open)",
+        p.nodes, p.classes, p.unifications, p.allocation_sites, p.thread_creations,
+        p.function_pointer_slots, p.open_slots
     )?;
     if let Some(l) = largest_class(program, pta) {
         let shown = l

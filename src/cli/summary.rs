@@ -39,6 +39,10 @@ pub struct SummaryArgs {
     /// Bound on fixpoint rounds inside a recursive SCC.
     #[arg(long, default_value_t = summary::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
+    /// Collapse recursive SCCs of at least this many functions: their members share one set
+    /// of accesses instead of each holding the whole SCC's (README, "Big recursive SCCs").
+    #[arg(long, value_name = "N", default_value_t = summary::DEFAULT_COLLAPSE_AT)]
+    pub collapse_scc: usize,
 }
 
 #[derive(Serialize)]
@@ -122,6 +126,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
             progress: true,
             max_rounds: args.max_rounds.max(1),
         },
+        collapse_at: args.collapse_scc,
         entries: Default::default(),
         // The statistics are taken as SCCs finish: only the printed summaries stay.
         keep: pipeline::KeepSummaries::Functions(wanted.clone()),
@@ -241,8 +246,9 @@ fn write_stats(
     )?;
     writeln!(
         out,
-        "recursive SCCs: at most {} rounds, {} reached the bound; {} failed",
-        s.max_scc_rounds, s.nonconverged_sccs, s.failed_sccs
+        "recursive SCCs: at most {} rounds, {} reached the bound; {} failed; {} collapsed ({} functions, {} shared accesses)",
+        s.max_scc_rounds, s.nonconverged_sccs, s.failed_sccs, s.collapsed_sccs,
+        s.collapsed_functions, s.shared_accesses
     )?;
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let b = s.bytes;

@@ -14,6 +14,7 @@
 //! (`strchr`, `spinlock_check`), `va_arg`, and thread creation (the start routine is called
 //! with the argument, which also becomes an escape root).
 
+pub mod confine;
 mod models;
 pub mod signature;
 mod solve;
@@ -69,6 +70,10 @@ pub struct PtaStats {
     pub unresolved_indirect_calls: usize,
     pub allocation_sites: usize,
     pub thread_creations: usize,
+    /// Places of function-pointer type whose stores are tracked ([`confine`]), and how many of
+    /// them are open (calls through them are not filtered by the functions stored).
+    pub function_pointer_slots: usize,
+    pub open_slots: usize,
 }
 
 /// How structs are treated.
@@ -112,6 +117,9 @@ pub struct PointsTo {
     arity: Vec<Option<(usize, bool)>>,
     /// Parameter shapes for filtering indirect calls by signature.
     signatures: signature::Signatures,
+    /// The functions stored into each function-pointer slot, for filtering indirect calls by
+    /// the slot they load from.
+    slots: confine::SlotTargets,
     pub stats: PtaStats,
 }
 
@@ -126,6 +134,7 @@ impl PointsTo {
     pub fn with_signature_filter(mut self, on: bool) -> PointsTo {
         if !on {
             self.signatures = signature::Signatures::default();
+            self.slots = confine::SlotTargets::default();
         }
         self
     }
@@ -361,6 +370,11 @@ impl IndirectCalls for PointsTo {
         if !t.is_empty() {
             let shape = signature::call_shape(program, caller, callee);
             t.retain(|&f| self.signatures.accepts(f, shape.as_deref()));
+        }
+        if !t.is_empty() {
+            if let Some(allowed) = self.slots.call_targets(program, caller, callee) {
+                t.retain(|f| allowed.binary_search(f).is_ok());
+            }
         }
         (!t.is_empty()).then_some(t)
     }

@@ -23,7 +23,7 @@ use crate::ir::{Expr, FuncId, Host, Lval, Name, Offset, TypeId, VarRef};
 use crate::link::Program;
 
 /// A record, by tag.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Tag {
     Named(Name),
     Anonymous(RecordId),

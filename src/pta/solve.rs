@@ -127,6 +127,7 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
             })
             .collect(),
         signatures: Default::default(),
+        slots: Default::default(),
         stats: PtaStats::default(),
     }
 }
@@ -463,6 +464,8 @@ impl Solver<'_> {
         }
         let mut p = self.p;
         p.signatures = super::signature::Signatures::new(self.program, &self.type_escaping);
+        p.slots = super::confine::SlotTargets::new(self.program);
+        (p.stats.function_pointer_slots, p.stats.open_slots) = p.slots.counts();
         for i in 0..n {
             let c = p.uf.find_const(i);
             match p.origin[i as usize] {

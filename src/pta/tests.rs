@@ -391,3 +391,92 @@ fn a_function_cast_to_another_signature_is_never_filtered() {
     let fx = Fixture::new(src);
     assert_eq!(target_names(&fx, "call_a"), ["on_b"]);
 }
+
+#[test]
+fn indirect_targets_are_filtered_by_the_member_loaded_from() {
+    // `shared` sits in two tables: Steensgaard merges all four members' targets.
+    let src = "struct fops { int (*read)(int); int (*write)(int); };
+        struct iops { int (*lookup)(int); };
+        int shared(int x) { return x; }
+        int r1(int x) { return x; }
+        int l1(int x) { return x; }
+        struct fops f0 = { .read = shared };
+        struct fops f1 = { .read = r1, .write = shared };
+        struct iops i1 = { .lookup = l1 };
+        void set(struct iops *i) { i->lookup = shared; }
+        void call_read(struct fops *f) { f->read(1); }
+        void call_lookup(struct iops *i) { i->lookup(1); }
+        void call_copy(struct fops *f) { int (*fn)(int) = f->write; fn(1); }
+        struct wrap { int (*fn)(int); };
+        void call_wrap(struct wrap *w) { w->fn = i1.lookup; w->fn(1); }";
+    let fx = Fixture::new(src);
+    assert_eq!(target_names(&fx, "call_read"), ["r1", "shared"]);
+    assert_eq!(target_names(&fx, "call_lookup"), ["l1", "shared"]);
+    assert_eq!(target_names(&fx, "call_copy"), ["shared"]);
+    // A copy from one member to another: `wrap.fn` has `iops.lookup`'s targets.
+    assert_eq!(target_names(&fx, "call_wrap"), ["l1", "shared"]);
+    let unfiltered = Fixture::new(src);
+    let unfiltered = Fixture {
+        pta: unfiltered.pta.with_signature_filter(false),
+        program: unfiltered.program,
+    };
+    assert_eq!(
+        target_names(&unfiltered, "call_read"),
+        ["l1", "r1", "shared"]
+    );
+}
+
+#[test]
+fn members_written_in_ways_not_seen_are_not_filtered() {
+    let src = "struct ops { int (*cb)(int); int (*other)(int); };
+        union u { int (*a)(int); int (*b)(int); };
+        int one(int x) { return x; }
+        int two(int x) { return x; }
+        struct ops table = { .cb = one, .other = one };
+        union u un = { .a = one };
+        void reg(struct ops *o, int (*cb)(int)) { o->cb = cb; }
+        void use(int (*cb)(int)) { reg(&table, cb); }
+        void (*hook)(int (*)(int)) = use;
+        void addr(int (**slot)(int)) { *slot = two; }
+        void take(void) { addr(&table.other); }
+        void set_union(void) { un.b = two; }
+        void call_cb(struct ops *o) { o->cb(1); }
+        void call_other(struct ops *o) { o->other(1); }
+        void call_union(void) { un.a(1); }
+        void init(void) { use(two); }";
+    let fx = Fixture::new(src);
+    assert_eq!(
+        target_names(&fx, "call_cb"),
+        ["one", "two"],
+        "stored from the formal of a function called through a pointer"
+    );
+    assert_eq!(
+        target_names(&fx, "call_other"),
+        ["one", "two"],
+        "address taken"
+    );
+    assert_eq!(
+        target_names(&fx, "call_union"),
+        ["one", "two"],
+        "union member"
+    );
+}
+
+#[test]
+fn arguments_of_direct_calls_flow_into_the_callee_formals() {
+    // `any` merges the three functions into one class; `init_entry` stores its parameter into
+    // the member, and its only (direct) call passes `wake_a`.
+    let src = "struct w { int (*func)(int); };
+        int wake_a(int x) { return x; }
+        int wake_b(int x) { return x; }
+        int other(int x) { return x; }
+        void *any;
+        void merge(void) { any = wake_a; any = wake_b; any = other; }
+        static void init_entry(struct w *e, int (*f)(int)) { e->func = f; }
+        void setup(struct w *e) { init_entry(e, wake_a); }
+        void call(struct w *e) { e->func(1); }
+        void call_any(void) { ((int (*)(int))any)(1); }";
+    let fx = Fixture::new(src);
+    assert_eq!(target_names(&fx, "call"), ["wake_a"]);
+    assert_eq!(target_names(&fx, "call_any"), ["other", "wake_a", "wake_b"]);
+}

@@ -66,7 +66,7 @@ pub fn racing_pairs<'a>(
     let mut buckets: BTreeMap<Bucket, Vec<(usize, AccessView<'a>)>> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         let Some(s) = sums.get(e.func) else { continue };
-        for a in s.accesses() {
+        for a in s.all_accesses() {
             let key = match a.class {
                 Some(c) => Bucket::Class(c),
                 None => Bucket::Path(a.path.clone()),

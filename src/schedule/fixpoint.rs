@@ -106,6 +106,7 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         }
         run.rounds = count.iter().copied().max().unwrap_or(0);
     }
+    analysis.complete(scc, &mut local);
     publish(analysis, scc, done, local, false);
     run
 }

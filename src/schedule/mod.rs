@@ -68,6 +68,12 @@ pub trait SccAnalysis: Sync {
         old != new
     }
 
+    /// Called once an SCC's summaries (parallel to its functions) are computed, before
+    /// anything sees them: the analysis may rewrite them. Not called for reused ones.
+    fn complete(&self, scc: &Scc, summaries: &mut [Option<Arc<Self::Summary>>]) {
+        let _ = (scc, summaries);
+    }
+
     /// The summaries of `scc` (parallel to its functions) from elsewhere — a cache — instead
     /// of analysing it. Called when every callee SCC is done. By default nothing is reused.
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Self::Summary>>> {

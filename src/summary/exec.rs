@@ -95,6 +95,8 @@ pub struct FnAnalysis<'a> {
 struct Collector {
     accesses: AccessSet,
     spawns: Vec<Spawn>,
+    /// Shared accesses of collapsed SCCs reached through callees.
+    shared: Vec<std::sync::Arc<crate::summary::shared::SharedAccesses>>,
     /// The block being visited (for "is this thread creation in a loop").
     block: usize,
 }
@@ -204,22 +206,7 @@ impl<'a> FnAnalysis<'a> {
         let coarsened = set.len() > MAX_ACCESSES;
         if coarsened {
             // The object's representative and the member accessed: `p.f`.
-            set = set.coarsen(|p| {
-                let mut q = self.classes.collapse(p.clone())?;
-                if q.steps.contains(&Step::Deref) || matches!(q.root, Root::Pseudo(_)) {
-                    return None;
-                }
-                let object = self.classes.root_class(q.root)?;
-                let member = q
-                    .steps
-                    .iter()
-                    .rev()
-                    .find(|s| matches!(s, Step::Field(..)))
-                    .copied();
-                q.root = Root::Rep(object);
-                q.steps = member.into_iter().collect();
-                Some(q)
-            });
+            set = set.coarsen(|p| self.classes.object_member(p));
         }
         let (tables, accesses) = set.finish();
         let (lockset, threads) = exit.unwrap_or_default();
@@ -234,6 +221,7 @@ impl<'a> FnAnalysis<'a> {
             widened: results.widened,
             coarsened,
             modelled: false,
+            shared: col.shared,
         }
     }
 

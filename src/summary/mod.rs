@@ -23,10 +23,12 @@ pub mod lockset;
 pub mod path;
 pub mod print;
 pub mod remap;
+pub mod shared;
 pub mod sorted_set;
 pub mod threads;
 pub mod value;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,9 @@ pub use value::SymVal;
 /// summaries and is counted in the statistics.
 pub const DEFAULT_MAX_ROUNDS: u32 = 8;
 
+/// The default size from which a recursive SCC is collapsed (`--collapse-scc`, [`shared`]).
+pub const DEFAULT_COLLAPSE_AT: usize = 5000;
+
 /// A function's summary. Plain serde data (the cache stores it).
 #[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
@@ -74,6 +79,11 @@ pub struct Summary {
     pub modelled: bool,
     /// The accesses exceeded [`access::MAX_ACCESSES`] and were merged per representative path.
     pub coarsened: bool,
+    /// The accesses of collapsed SCCs this function may reach ([`shared`]), sorted by SCC: its
+    /// own SCC's and its callees'. Part of the function's accesses, held by reference. Never
+    /// serialised: a summary with shared accesses is not cached.
+    #[serde(skip)]
+    pub shared: Vec<std::sync::Arc<shared::SharedAccesses>>,
 }
 
 impl Summary {
@@ -106,15 +116,22 @@ impl Summary {
             && self.formal_escapes == other.formal_escapes
             && self.ret == other.ret
             && self.modelled == other.modelled
+            && self.shared == other.shared
             && self.accesses.len() == other.accesses.len()
             && self.spawns.len() == other.spawns.len()
             && self.spawns.iter().zip(&other.spawns).all(same_spawn)
             && self.accesses().zip(other.accesses()).all(same_access)
     }
 
-    /// The accesses, resolved.
+    /// The summary's own accesses, resolved.
     pub fn accesses(&self) -> impl Iterator<Item = AccessView<'_>> {
         self.accesses.iter().map(|a| self.view(a))
+    }
+
+    /// Every access: the own ones, then those of the collapsed SCCs it reaches.
+    pub fn all_accesses(&self) -> impl Iterator<Item = AccessView<'_>> {
+        self.accesses()
+            .chain(self.shared.iter().flat_map(|s| s.accesses()))
     }
 }
 
@@ -141,6 +158,8 @@ pub struct Context<'a> {
     keep: Option<Vec<bool>>,
     /// Statistics of the SCCs done so far (summaries may be dropped before the end).
     stats: std::sync::Mutex<StatsAcc>,
+    /// Recursive SCCs of at least this many functions are collapsed ([`shared`]).
+    pub collapse_at: usize,
 }
 
 impl<'a> Context<'a> {
@@ -162,6 +181,20 @@ impl<'a> Context<'a> {
             store: None,
             keep: None,
             stats: Default::default(),
+            collapse_at: DEFAULT_COLLAPSE_AT,
+        }
+    }
+
+    /// Whether `scc` is analysed as a collapsed SCC ([`shared`]).
+    pub fn collapsed(&self, scc: &Scc) -> bool {
+        scc.recursive && scc.functions.len() >= self.collapse_at
+    }
+
+    /// Whether a call from `f` to `g` stays inside one collapsed SCC.
+    pub fn collapsed_call(&self, f: FuncId, g: FuncId) -> bool {
+        match (self.cg.scc_of.get(f.index()), self.cg.scc_of.get(g.index())) {
+            (Some(a), Some(b)) if a == b => self.collapsed(self.cg.scc(*a)),
+            _ => false,
         }
     }
 
@@ -193,6 +226,25 @@ impl SccAnalysis for Context<'_> {
 
     fn changed(&self, old: &Summary, new: &Summary) -> bool {
         !old.same_facts(new)
+    }
+
+    fn complete(&self, scc: &Scc, summaries: &mut [Option<Arc<Summary>>]) {
+        if !self.collapsed(scc) {
+            return;
+        }
+        let set = Arc::new(shared::SharedAccesses::build(
+            self.program,
+            self.pta,
+            scc,
+            summaries,
+        ));
+        for s in summaries.iter_mut().flatten() {
+            shared::merge_into(&mut Arc::make_mut(s).shared, std::slice::from_ref(&set));
+        }
+        let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        acc.stats.collapsed_sccs += 1;
+        acc.stats.collapsed_functions += scc.functions.len();
+        acc.stats.shared_accesses += set.accesses.len();
     }
 
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>> {
@@ -300,6 +352,11 @@ pub struct SummaryStats {
     pub widened: usize,
     /// Summaries merged per representative path for size ([`Summary::coarsened`]).
     pub coarsened: usize,
+    /// Recursive SCCs collapsed ([`shared`]), their functions, and the accesses of their
+    /// shared sets.
+    pub collapsed_sccs: usize,
+    pub collapsed_functions: usize,
+    pub shared_accesses: usize,
     pub accesses: usize,
     /// Functions by number of accesses in their summary: 0, 1–10, 11–100, 101–1000, > 1000.
     pub access_histogram: [usize; 5],
@@ -328,25 +385,44 @@ pub fn compute(
     models: &Models,
     options: &schedule::Options,
 ) -> Summaries {
-    compute_with_store(program, pta, cg, models, options, None, None)
+    compute_with_store(program, pta, cg, models, options, Setup::default())
 }
 
-/// [`compute`], reusing the SCCs `store` has and giving it the others; with `keep` (by
-/// `FuncId`), only those summaries are in the result (the others are dropped as soon as their
-/// callers are done, see [`crate::schedule`]).
+/// How [`compute_with_store`] runs, besides the scheduler's options.
+pub struct Setup<'a> {
+    /// Reuses the SCCs it has and is given the others.
+    pub store: Option<&'a dyn SummaryStore>,
+    /// By `FuncId`: only those summaries are in the result (the others are dropped as soon as
+    /// their callers are done, see [`crate::schedule`]); `None` keeps all.
+    pub keep: Option<Vec<bool>>,
+    /// [`Context::collapse_at`].
+    pub collapse_at: usize,
+}
+
+impl Default for Setup<'_> {
+    fn default() -> Self {
+        Setup {
+            store: None,
+            keep: None,
+            collapse_at: DEFAULT_COLLAPSE_AT,
+        }
+    }
+}
+
+/// [`compute`] with a store, a set of summaries to keep and a collapse size ([`Setup`]).
 pub fn compute_with_store(
     program: &Program,
     pta: &PointsTo,
     cg: &CallGraph,
     models: &Models,
     options: &schedule::Options,
-    store: Option<&dyn SummaryStore>,
-    keep: Option<Vec<bool>>,
+    setup: Setup<'_>,
 ) -> Summaries {
     let start = Instant::now();
     let mut ctx = Context::new(program, pta, cg, models);
-    ctx.store = store;
-    ctx.keep = keep;
+    ctx.store = setup.store;
+    ctx.keep = setup.keep;
+    ctx.collapse_at = setup.collapse_at.max(2);
     let schedule = schedule::run_with(cg, &ctx, options);
     let mut stats = summary_stats(program, &ctx);
     stats.failed_sccs = schedule.failed.len();

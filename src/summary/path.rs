@@ -145,6 +145,26 @@ impl Classes<'_> {
         })
     }
 
+    /// The coarsest form of a path: the representative of the object it lies in and the last
+    /// member accessed (`p.f`), for summaries widened for size. `None` for paths that keep a
+    /// dereference after collapsing and for pseudo-locations.
+    pub fn object_member(&self, p: &Path) -> Option<Path> {
+        let mut q = self.collapse(p.clone())?;
+        if q.steps.contains(&Step::Deref) || matches!(q.root, Root::Pseudo(_)) {
+            return None;
+        }
+        let object = self.root_class(q.root)?;
+        let member = q
+            .steps
+            .iter()
+            .rev()
+            .find(|s| matches!(s, Step::Field(..)))
+            .copied();
+        q.root = Root::Rep(object);
+        q.steps = member.into_iter().collect();
+        Some(q)
+    }
+
     pub fn root_class(&self, root: Root) -> Option<u32> {
         let pta = self.pta;
         match root {

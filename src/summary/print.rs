@@ -153,6 +153,16 @@ impl SummaryPrinter<'_> {
             );
         }
         let _ = writeln!(out, "  guarded accesses: {}", s.accesses.len());
+        for sh in &s.shared {
+            let _ = writeln!(
+                out,
+                "  + {} accesses shared by the {} functions of the collapsed SCC of {} \
+                 (not listed)",
+                sh.accesses.len(),
+                sh.functions,
+                self.program.function_label(sh.scc),
+            );
+        }
         let rows: Vec<[String; 6]> = s.accesses().map(|a| self.row(&a)).collect();
         let header = ["lvalue", "kind", "L+", "L-", "location", "via"].map(String::from);
         let mut width = header.clone().map(|h| h.chars().count());

@@ -26,6 +26,10 @@ impl Summary {
     /// The summary with every name and class renamed by `m`, in canonical form; `None` if `m`
     /// cannot rename one of them.
     pub fn remap(&self, m: &mut impl IdMap) -> Option<Summary> {
+        if !self.shared.is_empty() {
+            // Shared sets live for one run (`shared`): such a summary is not portable.
+            return None;
+        }
         let (tables, accesses) = remap_accesses(&self.tables, &self.accesses, m)?;
         Some(Summary {
             lockset: lockset(&self.lockset, m)?,
@@ -46,6 +50,7 @@ impl Summary {
             widened: self.widened,
             modelled: self.modelled,
             coarsened: self.coarsened,
+            shared: Vec::new(),
         })
     }
 }

@@ -275,56 +275,60 @@ impl FnAnalysis<'_> {
         let phase = st.threads.phase();
         let ret = self.rebind_value(st, g, &s.ret, call);
         if let Some(col) = sink.as_deref_mut() {
-            let site = CallSite {
+            crate::summary::shared::merge_into(&mut col.shared, &s.shared);
+            let mut chains = ChainMemo::new(CallSite {
                 loc: call.loc,
                 callee: g,
-            };
-            // Each distinct path and lockset of the callee is rebound once.
-            let paths: Vec<Vec<(u32, Option<u32>)>> = s
-                .tables
-                .paths
-                .iter()
-                .map(|p| {
-                    if let Root::Formal(j) = p.root {
-                        if private.get(j as usize) == Some(&true) {
-                            return Vec::new();
+            });
+            // Inside a collapsed SCC a member's accesses reach its callers through the SCC's
+            // shared set, not by copy.
+            if !self.ctx.collapsed_call(self.func, g) {
+                // Each distinct path and lockset of the callee is rebound once.
+                let paths: Vec<Vec<(u32, Option<u32>)>> = s
+                    .tables
+                    .paths
+                    .iter()
+                    .map(|p| {
+                        if let Root::Formal(j) = p.root {
+                            if private.get(j as usize) == Some(&true) {
+                                return Vec::new();
+                            }
                         }
-                    }
-                    map(p)
-                        .into_iter()
-                        .filter_map(|q| self.normalize(q))
-                        .map(|q| {
-                            let class = self.classes.class(&q);
-                            (col.accesses.path_id(q), class)
-                        })
-                        .collect()
-                })
-                .collect();
-            // A callee's locksets share most of their locks: each lock path is rebound once.
-            let mut rebound: rustc_hash::FxHashMap<&Path, Vec<Path>> = Default::default();
-            let mut lock_map_once = |p| rebound.entry(p).or_insert_with(|| lock_map(p)).clone();
-            let locksets: Vec<u32> = s
-                .tables
-                .locksets
-                .iter()
-                .map(|l| {
-                    col.accesses
-                        .lockset_id(&st.locks.update(&l.rebind(&mut lock_map_once)))
-                })
-                .collect();
-            let mut chains = ChainMemo::new(site);
-            for a in &s.accesses {
-                let l = locksets[a.locks as usize];
-                for &(p, class) in &paths[a.path as usize] {
-                    for w in &a.witnesses {
-                        let len = (w.chain.len() + 1).min(MAX_CHAIN);
-                        let class = class.or(a.class);
-                        let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
-                        col.accesses.insert(key, class, len, w.loc, || Witness {
-                            loc: w.loc,
-                            chain: chains.prefixed(&w.chain),
-                            func: w.func,
-                        });
+                        map(p)
+                            .into_iter()
+                            .filter_map(|q| self.normalize(q))
+                            .map(|q| {
+                                let class = self.classes.class(&q);
+                                (col.accesses.path_id(q), class)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                // A callee's locksets share most of their locks: each lock path is rebound once.
+                let mut rebound: rustc_hash::FxHashMap<&Path, Vec<Path>> = Default::default();
+                let mut lock_map_once = |p| rebound.entry(p).or_insert_with(|| lock_map(p)).clone();
+                let locksets: Vec<u32> = s
+                    .tables
+                    .locksets
+                    .iter()
+                    .map(|l| {
+                        col.accesses
+                            .lockset_id(&st.locks.update(&l.rebind(&mut lock_map_once)))
+                    })
+                    .collect();
+                for a in &s.accesses {
+                    let l = locksets[a.locks as usize];
+                    for &(p, class) in &paths[a.path as usize] {
+                        for w in &a.witnesses {
+                            let len = (w.chain.len() + 1).min(MAX_CHAIN);
+                            let class = class.or(a.class);
+                            let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
+                            col.accesses.insert(key, class, len, w.loc, || Witness {
+                                loc: w.loc,
+                                chain: chains.prefixed(&w.chain),
+                                func: w.func,
+                            });
+                        }
                     }
                 }
             }

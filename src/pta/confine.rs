@@ -1,0 +1,424 @@
+//! Indirect calls filtered by where the pointer was loaded from, the second layer of multi-layer
+//! type analysis (MLTA, Lu & Hu, CCS 2019): a call through `f->f_op->read` reaches only functions
+//! whose address the program stores into the `read` member of a `struct file_operations`.
+//!
+//! Steensgaard gives every function one class, so a function stored in two tables (the
+//! kernel's `noop_llseek` sits in hundreds of `file_operations` and other ops structs) merges
+//! the targets of every member it is stored in: the whole kernel's VFS, block and network
+//! callbacks become one set, and one strongly connected component of 40,000 functions.
+//!
+//! A **slot** is a place of function-pointer type (arrays of them included): a member of a
+//! struct (by tag and member name, so every object of the struct shares it), a global variable,
+//! or a local variable. Every store into a slot is classified by what is stored:
+//! - a function's address: the function is one of the slot's targets;
+//! - a load from another slot: the slot gets that slot's targets (`fn = ops->read; fn()`,
+//!   `a->ops.read = b->ops.read`);
+//! - a constant (`NULL`): nothing;
+//! - anything else (a formal, a call's result, arithmetic, an unmodelled value), or an
+//!   unkeyed place: the slot is *open*, and calls through it are not filtered.
+//!
+//! Taking a slot's address (`&x->fn`, an array of function pointers decaying to a pointer)
+//! opens it: stores through the pointer are not seen. A formal is a slot too: a direct call stores its
+//! arguments into the callee's formals (`init_waitqueue_func_entry(wq, f)` stores `f` into
+//! `wq->func` through its formal); the formals of a function whose address is taken are open
+//! (calls through pointers pass values not seen). Members of unions are not slots (another member of the union may write
+//! them). A call through a slot with no store at all is not filtered either.
+//!
+//! What stays unsound, as in MLTA: function pointers written by `memcpy` or through a pointer
+//! of another type (`*(void **)p = f` with `p` not derived from a slot's address), and struct
+//! objects accessed through a cast to another struct type with a member of the same name.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::signature::Tag;
+use crate::ir::types::{RecordKind, TypeKind, TypeTable};
+use crate::ir::{
+    Expr, FuncId, FuncRef, GlobalId, Host, Instr, LocalId, Lval, Name, Offset, Terminator, TypeId,
+    VarRef,
+};
+use crate::link::Program;
+
+/// A place of function-pointer type whose stores are tracked.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Slot {
+    /// A member of every object of a struct type.
+    Member(Tag, Name),
+    Global(GlobalId),
+    Local(FuncId, LocalId),
+}
+
+/// What a store puts into a slot.
+enum Stored {
+    Function(FuncId),
+    From(Slot),
+    Nothing,
+    Unknown,
+}
+
+/// The targets of each slot: `None` if open.
+#[derive(Default)]
+pub struct SlotTargets {
+    slots: FxHashMap<Slot, Option<Box<[FuncId]>>>,
+}
+
+impl SlotTargets {
+    /// Scans every store of the program and closes the slots' target sets under copies.
+    pub fn new(program: &Program) -> SlotTargets {
+        let mut scan = Scan {
+            program,
+            direct: FxHashMap::default(),
+            flows: FxHashMap::default(),
+            address_taken: FxHashSet::default(),
+        };
+        scan.program();
+        scan.solve()
+    }
+
+    /// The functions a call through `callee` (in `caller`) may reach, sorted, if `callee` is a
+    /// load from a slot that is closed; `None` (no filtering) otherwise.
+    pub fn call_targets(
+        &self,
+        program: &Program,
+        caller: FuncId,
+        callee: &Expr,
+    ) -> Option<&[FuncId]> {
+        let Expr::Load(lv) = strip_casts(callee) else {
+            return None;
+        };
+        self.slots.get(&slot_of(program, caller, lv)?)?.as_deref()
+    }
+
+    /// Number of slots, and of open ones (statistics).
+    pub fn counts(&self) -> (usize, usize) {
+        let open = self.slots.values().filter(|t| t.is_none()).count();
+        (self.slots.len(), open)
+    }
+}
+
+fn strip_casts(mut e: &Expr) -> &Expr {
+    while let Expr::Cast(_, inner) = e {
+        e = inner;
+    }
+    e
+}
+
+/// Whether `ty` can hold a function's address: a function pointer, `void *` (the type of
+/// `cond ? f : NULL` and of generic callback slots), or an array (of arrays) of them.
+fn holds_function_pointers(types: &TypeTable, mut ty: TypeId) -> bool {
+    loop {
+        match types.kind(ty) {
+            TypeKind::Array { elem, .. } => ty = *elem,
+            TypeKind::Pointer(p) => {
+                return matches!(types.kind(*p), TypeKind::Function { .. } | TypeKind::Void)
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// `*(T *)&x` is `x` (`READ_ONCE(ops->fn)`, `WRITE_ONCE(p->cb, f)`): the lvalue with such
+/// hosts replaced by what they point to.
+fn see_through(lv: &Lval) -> std::borrow::Cow<'_, Lval> {
+    let Host::Mem(e) = &lv.host else {
+        return std::borrow::Cow::Borrowed(lv);
+    };
+    let Expr::AddrOf(inner) = strip_casts(e) else {
+        return std::borrow::Cow::Borrowed(lv);
+    };
+    let mut merged = see_through(inner).into_owned();
+    merged.offsets.extend(lv.offsets.iter().cloned());
+    std::borrow::Cow::Owned(merged)
+}
+
+/// Whether `e` is a constant (`NULL`, `(void *)~0L`): it stores no function.
+fn is_constant(e: &Expr) -> bool {
+    match e {
+        Expr::Const(_) | Expr::SizeOf(_) | Expr::AlignOf(_) => true,
+        Expr::Unary(_, a) | Expr::Cast(_, a) => is_constant(a),
+        Expr::Binary(_, a, b) => is_constant(a) && is_constant(b),
+        _ => false,
+    }
+}
+
+/// The slot `lv` designates (trailing indexes dropped: `ops->arr[i]` is `ops.arr`), if it is
+/// one: a struct member, global or local of function-pointer type.
+fn slot_of(program: &Program, func: FuncId, lv: &Lval) -> Option<Slot> {
+    let types = &program.types;
+    let lv = &*see_through(lv);
+    let offsets = match lv
+        .offsets
+        .iter()
+        .rposition(|o| matches!(o, Offset::Field { .. }))
+    {
+        Some(i) => &lv.offsets[..=i],
+        None if lv.offsets.iter().all(|o| matches!(o, Offset::Index(_))) => &[][..],
+        None => return None,
+    };
+    let (slot, ty) = match (offsets.last(), &lv.host) {
+        (Some(Offset::Field { record, name }), _) => {
+            let (r, i) = *types.find_field(*record, *name)?.last()?;
+            let rec = types.record(r);
+            if rec.kind == RecordKind::Union {
+                return None;
+            }
+            let tag = match rec.tag {
+                Some(t) => Tag::Named(t),
+                None => Tag::Anonymous(r),
+            };
+            (Slot::Member(tag, *name), rec.fields.get(i)?.ty)
+        }
+        (_, Host::Var(VarRef::Global(g))) => {
+            (Slot::Global(*g), program.globals.get(g.index())?.global.ty)
+        }
+        (_, Host::Var(VarRef::Local(l))) => {
+            let body = program.functions.get(func.index())?.body.as_ref()?;
+            (Slot::Local(func, *l), body.locals.get(l.index())?.ty)
+        }
+        _ => return None,
+    };
+    holds_function_pointers(types, ty).then_some(slot)
+}
+
+struct Scan<'p> {
+    program: &'p Program,
+    /// Functions stored directly into each slot; `None`: open.
+    direct: FxHashMap<Slot, Option<FxHashSet<FuncId>>>,
+    /// `flows[a]`: slots that receive `a`'s values.
+    flows: FxHashMap<Slot, Vec<Slot>>,
+    /// Functions whose address is used other than to call them directly.
+    address_taken: FxHashSet<FuncId>,
+}
+
+impl Scan<'_> {
+    fn program(&mut self) {
+        let program = self.program;
+        // Initialisers belong to no function; no local appears in them.
+        let owner = FuncId(u32::MAX);
+        for g in &program.globals {
+            for instr in &g.global.init {
+                self.instr(owner, instr);
+            }
+        }
+        for (fi, f) in program.functions.iter().enumerate() {
+            let Some(body) = &f.body else { continue };
+            let fid = FuncId(fi as u32);
+            for block in &body.blocks {
+                for instr in &block.instrs {
+                    self.instr(fid, instr);
+                }
+                self.terminator(fid, &block.term);
+            }
+        }
+        // A function called through a pointer takes values from calls not seen here.
+        let taken = std::mem::take(&mut self.address_taken);
+        for f in taken {
+            for p in self.program.functions[f.index()]
+                .body
+                .iter()
+                .flat_map(|b| &b.params)
+            {
+                self.open_lval(f, &Lval::var(VarRef::Local(*p)));
+            }
+        }
+    }
+
+    fn instr(&mut self, func: FuncId, instr: &Instr) {
+        match instr {
+            Instr::Assign { dst, src, .. } => {
+                self.lval(func, dst);
+                self.expr(func, src);
+                if let Some(s) = slot_of(self.program, func, dst) {
+                    let stored = self.stored(func, src);
+                    self.store(s, stored);
+                }
+            }
+            Instr::Call {
+                dst, callee, args, ..
+            } => {
+                if let Some(d) = dst {
+                    self.lval(func, d);
+                    self.open_lval(func, d);
+                }
+                match strip_casts(callee) {
+                    Expr::Func(FuncRef::Linked(g)) => self.pass_arguments(func, *g, args),
+                    _ => self.expr(func, callee),
+                }
+                args.iter().for_each(|a| self.expr(func, a));
+            }
+            Instr::Asm {
+                outputs, inputs, ..
+            } => {
+                for o in outputs {
+                    self.lval(func, o);
+                    self.open_lval(func, o);
+                }
+                inputs.iter().for_each(|i| self.expr(func, i));
+            }
+        }
+    }
+
+    /// A direct call stores its arguments into the callee's formals.
+    fn pass_arguments(&mut self, func: FuncId, callee: FuncId, args: &[Expr]) {
+        let program = self.program;
+        let Some(body) = program
+            .functions
+            .get(callee.index())
+            .and_then(|f| f.body.as_ref())
+        else {
+            return;
+        };
+        for (&p, arg) in body.params.iter().zip(args) {
+            if let Some(s) = slot_of(program, callee, &Lval::var(VarRef::Local(p))) {
+                let stored = self.stored(func, arg);
+                self.store(s, stored);
+            }
+        }
+    }
+
+    fn terminator(&mut self, func: FuncId, t: &Terminator) {
+        match t {
+            Terminator::Branch { cond: e, .. }
+            | Terminator::Switch { value: e, .. }
+            | Terminator::Return { value: Some(e), .. }
+            | Terminator::IndirectGoto { target: e, .. } => self.expr(func, e),
+            _ => {}
+        }
+    }
+
+    fn stored(&self, func: FuncId, src: &Expr) -> Stored {
+        match strip_casts(src) {
+            Expr::Func(FuncRef::Linked(f)) => Stored::Function(*f),
+            e if is_constant(e) => Stored::Nothing,
+            Expr::Load(lv) => match slot_of(self.program, func, lv) {
+                Some(s) => Stored::From(s),
+                None => Stored::Unknown,
+            },
+            _ => Stored::Unknown,
+        }
+    }
+
+    fn store(&mut self, slot: Slot, stored: Stored) {
+        match stored {
+            Stored::Function(f) => {
+                if let Some(set) = self
+                    .direct
+                    .entry(slot)
+                    .or_insert_with(|| Some(Default::default()))
+                {
+                    set.insert(f);
+                }
+            }
+            Stored::From(from) => {
+                self.direct
+                    .entry(slot)
+                    .or_insert_with(|| Some(Default::default()));
+                self.flows.entry(from).or_default().push(slot);
+            }
+            Stored::Nothing => {
+                self.direct
+                    .entry(slot)
+                    .or_insert_with(|| Some(Default::default()));
+            }
+            Stored::Unknown => self.open(slot),
+        }
+    }
+
+    fn open(&mut self, slot: Slot) {
+        self.direct.insert(slot, None);
+    }
+
+    fn open_lval(&mut self, func: FuncId, lv: &Lval) {
+        if let Some(s) = slot_of(self.program, func, lv) {
+            self.open(s);
+        }
+    }
+
+    /// Walks an lvalue's sub-expressions (its address and indexes).
+    fn lval(&mut self, func: FuncId, lv: &Lval) {
+        if let Host::Mem(e) = &lv.host {
+            match strip_casts(e) {
+                // `*&x` reads or writes `x`: its address does not escape.
+                Expr::AddrOf(inner) => self.lval(func, inner),
+                _ => self.expr(func, e),
+            }
+        }
+        for off in &lv.offsets {
+            if let Offset::Index(e) = off {
+                self.expr(func, e);
+            }
+        }
+    }
+
+    /// Opens every slot whose address the expression takes.
+    fn expr(&mut self, func: FuncId, e: &Expr) {
+        match e {
+            Expr::AddrOf(lv) | Expr::StartOf(lv) => {
+                self.open_lval(func, lv);
+                self.lval(func, lv);
+            }
+            Expr::Load(lv) => self.lval(func, lv),
+            Expr::Unary(_, a) | Expr::Cast(_, a) => self.expr(func, a),
+            Expr::Binary(_, a, b) => {
+                self.expr(func, a);
+                self.expr(func, b);
+            }
+            Expr::Func(FuncRef::Linked(f)) => {
+                self.address_taken.insert(*f);
+            }
+            Expr::Const(_)
+            | Expr::Func(_)
+            | Expr::Label(_)
+            | Expr::SizeOf(_)
+            | Expr::AlignOf(_)
+            | Expr::Unknown => {}
+        }
+    }
+
+    /// Closes the direct sets under the flows: a slot's targets include those of every slot
+    /// stored into it; a slot fed by an open slot is open.
+    fn solve(self) -> SlotTargets {
+        let Scan {
+            mut direct, flows, ..
+        } = self;
+        // A slot read but never stored to is written in a way not seen: open.
+        for from in flows.keys() {
+            direct.entry(*from).or_insert(None);
+        }
+        let mut work: Vec<Slot> = direct.keys().copied().collect();
+        while let Some(from) = work.pop() {
+            let Some(succs) = flows.get(&from) else {
+                continue;
+            };
+            let src = direct.get(&from).cloned().flatten();
+            for &to in succs {
+                let changed = match (&src, direct.get_mut(&to)) {
+                    (_, None) | (_, Some(None)) => false,
+                    (None, Some(t)) => {
+                        *t = None;
+                        true
+                    }
+                    (Some(s), Some(Some(t))) => {
+                        let before = t.len();
+                        t.extend(s.iter().copied());
+                        t.len() != before
+                    }
+                };
+                if changed {
+                    work.push(to);
+                }
+            }
+        }
+        let slots = direct
+            .into_iter()
+            .map(|(s, t)| {
+                let t = t.map(|set| {
+                    let mut v: Vec<FuncId> = set.into_iter().collect();
+                    v.sort_unstable();
+                    v.into_boxed_slice()
+                });
+                (s, t)
+            })
+            .collect();
+        SlotTargets { slots }
+    }
+}

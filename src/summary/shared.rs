@@ -1,0 +1,162 @@
+//! Accesses shared by the functions of a *collapsed* SCC: a recursive SCC too big for RELAY's
+//! per-function fixpoint.
+//!
+//! In a recursive SCC every function reaches every other, so with RELAY's summaries each
+//! member's summary grows to hold the accesses of the whole SCC. On the Linux kernel the
+//! function-pointer calls (VFS, device, network ops) close one SCC of ~39,000 functions: that
+//! is ~39,000 copies of the same tens of thousands of accesses, each rebound through every
+//! call site of every round, and copied again into every caller above.
+//!
+//! A collapsed SCC (at least [`super::Context::collapse_at`] functions) is analysed
+//! differently:
+//! - the fixpoint runs as usual, but a call to another member of the SCC brings in only the
+//!   callee's lockset, thread and return effects, not its accesses: each member's summary
+//!   holds its *own* accesses (its body's and those of callees outside the SCC);
+//! - when the fixpoint is done, the own accesses of all members are put together once, in
+//!   a form that does not depend on any member's entry ([`SharedAccesses::build`]): paths as
+//!   their representatives (`p.f`, like the paths of a recursive call), locksets as acquired
+//!   in the performing member. Every member's summary refers to this one set, and every
+//!   caller inherits the references of its callees ([`Summary::shared`]) instead of copying
+//!   their accesses.
+//!
+//! What is lost, and in which direction: a shared access is guarded only by the locks its own
+//! member holds — locks held by its callers (inside or above the SCC) are not applied, and its
+//! phase is `Threaded` (not ordered by `main`'s thread creations). That can only add warnings.
+//! Call chains of shared accesses start at the member that performs them.
+
+use std::sync::Arc;
+
+use super::access::{AccessSet, AccessTables, AccessView, GuardedAccess, MAX_ACCESSES};
+use super::path::Classes;
+use super::threads::Phase;
+use super::Summary;
+use crate::callgraph::Scc;
+use crate::ir::FuncId;
+use crate::link::Program;
+use crate::pta::PointsTo;
+
+/// The accesses of every function of a collapsed SCC, independent of their entries.
+pub struct SharedAccesses {
+    /// The SCC's smallest function: names the set (there is one per collapsed SCC).
+    pub scc: FuncId,
+    /// Number of functions of the SCC.
+    pub functions: usize,
+    pub accesses: Vec<GuardedAccess>,
+    pub tables: AccessTables,
+    /// The accesses were merged per representative path ([`AccessSet::coarsen`]).
+    pub coarsened: bool,
+}
+
+impl SharedAccesses {
+    /// Puts together the own accesses of the SCC's members (`summaries`, parallel to
+    /// `scc.functions`).
+    pub fn build(
+        program: &Program,
+        pta: &PointsTo,
+        scc: &Scc,
+        summaries: &[Option<Arc<Summary>>],
+    ) -> SharedAccesses {
+        let mut set = AccessSet::default();
+        for (&f, s) in scc.functions.iter().zip(summaries) {
+            let Some(s) = s else { continue };
+            let classes = Classes {
+                program,
+                pta,
+                func: f,
+            };
+            let paths: Vec<Option<u32>> = s
+                .tables
+                .paths
+                .iter()
+                .map(|p| classes.collapse((**p).clone()).map(|q| set.path_id(q)))
+                .collect();
+            let locksets: Vec<u32> = s
+                .tables
+                .locksets
+                .iter()
+                .map(|l| {
+                    set.lockset_id(&l.rebind(|p| classes.collapse(p.clone()).into_iter().collect()))
+                })
+                .collect();
+            for a in &s.accesses {
+                let Some(p) = paths[a.path as usize] else {
+                    continue;
+                };
+                let key = (
+                    p,
+                    locksets[a.locks as usize],
+                    a.kind,
+                    a.atomic,
+                    Phase::Threaded,
+                );
+                for w in a.witnesses.iter() {
+                    set.insert(key, a.class, w.chain.len(), w.loc, || w.clone());
+                }
+            }
+        }
+        let coarsened = set.len() > MAX_ACCESSES;
+        if coarsened {
+            // Every path is entry-independent now: any member's view of classes will do.
+            let classes = Classes {
+                program,
+                pta,
+                func: scc.functions[0],
+            };
+            set = set.coarsen(|p| classes.object_member(p));
+        }
+        let (tables, accesses) = set.finish();
+        SharedAccesses {
+            scc: scc.functions[0],
+            functions: scc.functions.len(),
+            accesses,
+            tables,
+            coarsened,
+        }
+    }
+
+    pub fn view<'a>(&'a self, a: &'a GuardedAccess) -> AccessView<'a> {
+        AccessView {
+            path: &self.tables.paths[a.path as usize],
+            locks: &self.tables.locksets[a.locks as usize],
+            kind: a.kind,
+            atomic: a.atomic,
+            class: a.class,
+            phase: a.phase,
+            witnesses: &a.witnesses,
+        }
+    }
+
+    pub fn accesses(&self) -> impl Iterator<Item = AccessView<'_>> {
+        self.accesses.iter().map(|a| self.view(a))
+    }
+}
+
+/// One set per collapsed SCC and run: the SCC names it.
+impl PartialEq for SharedAccesses {
+    fn eq(&self, other: &Self) -> bool {
+        self.scc == other.scc
+    }
+}
+
+impl Eq for SharedAccesses {}
+
+impl std::fmt::Debug for SharedAccesses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SharedAccesses({:?}, {} functions, {} accesses)",
+            self.scc,
+            self.functions,
+            self.accesses.len()
+        )
+    }
+}
+
+/// Adds `more` to a sorted, duplicate-free list of shared sets.
+pub fn merge_into(list: &mut Vec<Arc<SharedAccesses>>, more: &[Arc<SharedAccesses>]) {
+    for s in more {
+        if let Err(i) = list.binary_search_by_key(&s.scc, |x| x.scc) {
+            list.insert(i, s.clone());
+        }
+    }
+}
