@@ -182,7 +182,13 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
 fn function_out(program: &crate::link::Program, f: FuncId, s: &Summary) -> FunctionOut {
     let p = SummaryPrinter { program, func: f };
     let plus = |l: &summary::RelativeLockset| l.plus.iter().map(|x| p.lock(x)).collect();
-    let minus = |l: &summary::RelativeLockset| l.minus.iter().map(|x| p.path(x)).collect();
+    // L− is ⊤ ("any lock may have been released") past its bound: listed as `⊤`.
+    let minus = |l: &summary::RelativeLockset| -> Vec<String> {
+        if l.minus_top {
+            return vec!["⊤".to_string()];
+        }
+        l.minus.iter().map(|x| p.path(x)).collect()
+    };
     let pr = program.printer();
     FunctionOut {
         name: program.function_label(f),

@@ -351,6 +351,7 @@ mod tests {
                 })
                 .collect(),
             minus: released.iter().map(|&i| global(100 + i)).collect(),
+            minus_top: false,
         }
     }
     fn at(line: u32) -> Loc {

@@ -1,6 +1,12 @@
 //! Relative locksets (RELAY §3.2, Figures 3–5): the change in held locks since function entry.
 //! `plus` (L+) holds the locks that must have been acquired on every path, `minus` (L−) those that
 //! may have been released on some path. Join is `(∩, ∪)`.
+//!
+//! L− is bounded: once it would hold more than [`MAX_RELEASED`] locks it becomes ⊤ ("any lock may
+//! have been released", `minus_top`). In the kernel's big recursive SCC, locks released anywhere
+//! below a function flow into its L−, which grew to thousands of paths, each one joined and
+//! searched at every call. ⊤ only adds warnings: a caller's locks are no longer held after the
+//! call.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,11 +21,17 @@ pub struct Lock {
     pub mode: LockMode,
 }
 
+/// The most locks L− lists before it becomes ⊤.
+pub const MAX_RELEASED: usize = 64;
+
 /// `(L+, L−)`. Releasing a lock releases it in every mode, so L− holds paths.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default, Serialize, Deserialize)]
 pub struct RelativeLockset {
     pub plus: SortedSet<Lock>,
+    /// Empty when `minus_top`.
     pub minus: SortedSet<Path>,
+    /// L− is ⊤: every lock may have been released.
+    pub minus_top: bool,
 }
 
 impl RelativeLockset {
@@ -29,16 +41,40 @@ impl RelativeLockset {
         self.minus.shrink_to_fit(Path::shrink_to_fit);
     }
 
+    /// L− is ⊤ if it grew past [`MAX_RELEASED`].
+    fn bound_minus(&mut self) {
+        if self.minus.as_slice().len() > MAX_RELEASED {
+            self.set_minus_top();
+        }
+    }
+
+    fn set_minus_top(&mut self) {
+        self.minus_top = true;
+        self.minus = SortedSet::default();
+    }
+
     /// `(∩, ∪)`; returns whether `self` changed.
     pub fn join(&mut self, other: &RelativeLockset) -> bool {
         let plus = self.plus.intersect_with(&other.plus);
-        let minus = self.minus.union_with(&other.minus);
+        let minus = match (self.minus_top, other.minus_top) {
+            (true, _) => false,
+            (false, true) => {
+                self.set_minus_top();
+                true
+            }
+            (false, false) => {
+                let changed = self.minus.union_with(&other.minus);
+                self.bound_minus();
+                changed
+            }
+        };
         plus || minus
     }
 
     /// `self ⊑ other`: other has fewer must-acquired and more may-released locks.
     pub fn leq(&self, other: &RelativeLockset) -> bool {
-        other.plus.is_subset(&self.plus) && self.minus.is_subset(&other.minus)
+        other.plus.is_subset(&self.plus)
+            && (other.minus_top || (!self.minus_top && self.minus.is_subset(&other.minus)))
     }
 
     /// A lock operation: `lockUpdate(self, ({lock}, {}))`.
@@ -50,7 +86,10 @@ impl RelativeLockset {
     /// An unlock operation: `lockUpdate(self, ({}, {path}))`.
     pub fn release(&mut self, path: &Path) {
         self.plus.retain(|l| l.path != *path);
-        self.minus.insert(path.clone());
+        if !self.minus_top {
+            self.minus.insert(path.clone());
+            self.bound_minus();
+        }
     }
 
     /// Whether `path` is must-acquired in some mode.
@@ -67,9 +106,15 @@ impl RelativeLockset {
     /// `((L+ ∪ L'+) − L'−, (L− ∪ L'−) − L'+)`.
     pub fn update(&self, callee: &RelativeLockset) -> RelativeLockset {
         let mut out = self.clone();
-        if !callee.minus.is_empty() {
+        if callee.minus_top {
+            out.plus = SortedSet::default();
+            out.set_minus_top();
+        } else if !callee.minus.is_empty() {
             out.plus.retain(|l| !callee.minus.contains(&l.path));
-            out.minus.union_with(&callee.minus);
+            if !out.minus_top {
+                out.minus.union_with(&callee.minus);
+                out.bound_minus();
+            }
         }
         if !callee.plus.is_empty() {
             out.minus.retain(|p| !callee.holds(p));
@@ -93,8 +138,13 @@ impl RelativeLockset {
                 })
             })
             .collect();
-        let minus = self.minus.iter().flat_map(&mut map).collect();
-        RelativeLockset { plus, minus }
+        let mut out = RelativeLockset {
+            plus,
+            minus: self.minus.iter().flat_map(&mut map).collect(),
+            minus_top: self.minus_top,
+        };
+        out.bound_minus();
+        out
     }
 
     /// Whether two absolute locksets (L+ of accesses from thread entries) exclude each other:
@@ -128,6 +178,14 @@ mod tests {
         RelativeLockset {
             plus: plus.iter().map(|&i| x(i)).collect(),
             minus: minus.iter().map(|&i| p(i)).collect(),
+            minus_top: false,
+        }
+    }
+
+    fn top(plus: &[u32]) -> RelativeLockset {
+        RelativeLockset {
+            minus_top: true,
+            ..ls(plus, &[])
         }
     }
 
@@ -139,6 +197,8 @@ mod tests {
             ls(&[], &[1]),
             ls(&[2], &[1]),
             ls(&[1, 3], &[2, 4]),
+            top(&[]),
+            top(&[1]),
         ]
     }
 
@@ -220,5 +280,29 @@ mod tests {
         assert!(RelativeLockset::excludes(&set(x(1)), &set(s(1))));
         assert!(!RelativeLockset::excludes(&set(s(1)), &set(s(1))));
         assert!(!RelativeLockset::excludes(&set(x(1)), &set(x(2))));
+    }
+
+    #[test]
+    fn released_locks_past_the_bound_become_top() {
+        let mut l = ls(&[1000], &[]);
+        for i in 0..MAX_RELEASED as u32 {
+            l.release(&p(i));
+        }
+        assert!(!l.minus_top);
+        l.release(&p(MAX_RELEASED as u32));
+        assert!(l.minus_top && l.minus.is_empty(), "{l:?}");
+        assert_eq!(
+            l.plus,
+            ls(&[1000], &[]).plus,
+            "releasing others keeps held locks"
+        );
+        // A callee whose L− is ⊤ releases whatever the caller held; its own L+ survives.
+        let after = ls(&[1, 2], &[3]).update(&top(&[4]));
+        assert_eq!(after, top(&[4]));
+        // ⊤ absorbs in joins, and a join that grows L− past the bound is ⊤.
+        assert_eq!(joined(&ls(&[1], &[2]), &top(&[1])), top(&[1]));
+        let many: Vec<u32> = (0..=MAX_RELEASED as u32).collect();
+        let (a, b) = many.split_at(many.len() / 2);
+        assert_eq!(joined(&ls(&[], a), &ls(&[], b)), top(&[]));
     }
 }

@@ -90,6 +90,9 @@ impl SummaryPrinter<'_> {
     }
 
     fn minus(&self, l: &RelativeLockset) -> String {
+        if l.minus_top {
+            return "⊤".to_string();
+        }
         let v: Vec<String> = l.minus.iter().map(|x| self.path(x)).collect();
         format!("{{{}}}", v.join(", "))
     }

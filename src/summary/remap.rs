@@ -112,6 +112,7 @@ fn lockset(l: &RelativeLockset, m: &mut impl IdMap) -> Option<RelativeLockset> {
     Some(RelativeLockset {
         plus: l.plus.iter().map(|x| lock(x, m)).collect::<Option<_>>()?,
         minus: path_set(&l.minus, m)?,
+        minus_top: l.minus_top,
     })
 }
 
@@ -224,6 +225,7 @@ mod tests {
                     .into_iter()
                     .collect(),
                 minus: Default::default(),
+                minus_top: false,
             },
         ];
         let access = |path, locks, class| GuardedAccess {
