@@ -4,24 +4,25 @@
 //!
 //! Steensgaard gives every function one class, so a function stored in two tables (the
 //! kernel's `noop_llseek` sits in hundreds of `file_operations` and other ops structs) merges
-//! the targets of every member it is stored in: the whole kernel's VFS, block and network
-//! callbacks become one set, and one strongly connected component of 40,000 functions.
+//! the targets of every member it is stored in.
 //!
-//! A **slot** is a place of function-pointer type (arrays of them included): a member of a
-//! struct (by tag and member name, so every object of the struct shares it), a global variable,
-//! or a local variable. Every store into a slot is classified by what is stored:
+//! A **slot** is a place that can hold a function's address — of function-pointer or `void *`
+//! type, arrays of them included: a member of a struct (by tag and member name, so every object
+//! of the struct shares it), a global variable, or a local variable (formals included). Every
+//! store into a slot is classified by what is stored:
 //! - a function's address: the function is one of the slot's targets;
 //! - a load from another slot: the slot gets that slot's targets (`fn = ops->read; fn()`,
 //!   `a->ops.read = b->ops.read`);
-//! - a constant (`NULL`): nothing;
-//! - anything else (a formal, a call's result, arithmetic, an unmodelled value), or an
-//!   unkeyed place: the slot is *open*, and calls through it are not filtered.
+//! - a constant (`NULL`, `(void *)~0L`): nothing;
+//! - anything else (a call's result, arithmetic, a load from a place that is not a slot): the
+//!   slot is *open*, and calls through it are not filtered.
 //!
-//! Taking a slot's address (`&x->fn`, an array of function pointers decaying to a pointer)
-//! opens it: stores through the pointer are not seen. A formal is a slot too: a direct call stores its
-//! arguments into the callee's formals (`init_waitqueue_func_entry(wq, f)` stores `f` into
-//! `wq->func` through its formal); the formals of a function whose address is taken are open
-//! (calls through pointers pass values not seen). Members of unions are not slots (another member of the union may write
+//! A direct call stores its arguments into the callee's formals
+//! (`init_waitqueue_func_entry(wq, f)` stores `f` into `wq->func` through its formal); the
+//! formals of a function whose address is taken are open (calls through pointers pass values
+//! not seen). `*(T *)&x` is `x` (`READ_ONCE`, `WRITE_ONCE`). Taking a slot's address otherwise
+//! (`&x->fn`, an array of function pointers decaying to a pointer) opens it: stores through the
+//! pointer are not seen. Members of unions are not slots (another member of the union may write
 //! them). A call through a slot with no store at all is not filtered either.
 //!
 //! What stays unsound, as in MLTA: function pointers written by `memcpy` or through a pointer
