@@ -74,6 +74,19 @@ pub struct AccessTables {
 }
 
 impl AccessTables {
+    /// An access of these tables with its path and lockset resolved.
+    pub fn view<'a>(&'a self, a: &'a GuardedAccess) -> AccessView<'a> {
+        AccessView {
+            path: &self.paths[a.path as usize],
+            locks: &self.locksets[a.locks as usize],
+            kind: a.kind,
+            atomic: a.atomic,
+            class: a.class,
+            phase: a.phase,
+            witnesses: &a.witnesses,
+        }
+    }
+
     /// Tables of these values (without spare capacity), interned.
     pub fn new(paths: Vec<Path>, locksets: Vec<RelativeLockset>) -> AccessTables {
         AccessTables {

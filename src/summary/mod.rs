@@ -89,15 +89,7 @@ pub struct Summary {
 impl Summary {
     /// An access with its path and lockset resolved.
     pub fn view<'a>(&'a self, a: &'a GuardedAccess) -> AccessView<'a> {
-        AccessView {
-            path: &self.tables.paths[a.path as usize],
-            locks: &self.tables.locksets[a.locks as usize],
-            kind: a.kind,
-            atomic: a.atomic,
-            class: a.class,
-            phase: a.phase,
-            witnesses: &a.witnesses,
-        }
+        self.tables.view(a)
     }
 
     /// Equal up to witnesses (locations and call chains kept for reports): what callers'

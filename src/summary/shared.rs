@@ -114,20 +114,8 @@ impl SharedAccesses {
         }
     }
 
-    pub fn view<'a>(&'a self, a: &'a GuardedAccess) -> AccessView<'a> {
-        AccessView {
-            path: &self.tables.paths[a.path as usize],
-            locks: &self.tables.locksets[a.locks as usize],
-            kind: a.kind,
-            atomic: a.atomic,
-            class: a.class,
-            phase: a.phase,
-            witnesses: &a.witnesses,
-        }
-    }
-
     pub fn accesses(&self) -> impl Iterator<Item = AccessView<'_>> {
-        self.accesses.iter().map(|a| self.view(a))
+        self.accesses.iter().map(|a| self.tables.view(a))
     }
 }
 

@@ -254,25 +254,11 @@ impl FnAnalysis<'_> {
         call: &Call<'_>,
         sink: &mut Option<&mut Collector>,
     ) -> (RelativeLockset, ThreadState, SymVal) {
-        let map = |p: &Path| self.rebind_path(st, g, p, call);
-        // Arguments that are fresh objects the callee does not let escape: its accesses
-        // through them are not shared.
-        let private: Vec<bool> = (0..call.args.len())
-            .map(|j| {
-                s.formal_escapes.get(j) == Some(&false) && self.fresh_pointer(st, &call.args[j])
-            })
-            .collect();
-        let lock_map = |p: &Path| -> Vec<Path> {
-            map(p)
-                .into_iter()
-                .filter_map(|q| self.normalize_lock(q))
-                .collect()
-        };
+        let lock_map = |p: &Path| self.rebind_lock(st, g, p, call);
         let locks = st.locks.update(&s.lockset.rebind(lock_map));
         let threads = st
             .threads
             .update(&s.threads.rebind(lock_map, &self.anonymous_thread));
-        let phase = st.threads.phase();
         let ret = self.rebind_value(st, g, &s.ret, call);
         if let Some(col) = sink.as_deref_mut() {
             crate::summary::shared::merge_into(&mut col.shared, &s.shared);
@@ -283,54 +269,7 @@ impl FnAnalysis<'_> {
             // Inside a collapsed SCC a member's accesses reach its callers through the SCC's
             // shared set, not by copy.
             if !self.ctx.collapsed_call(self.func, g) {
-                // Each distinct path and lockset of the callee is rebound once.
-                let paths: Vec<Vec<(u32, Option<u32>)>> = s
-                    .tables
-                    .paths
-                    .iter()
-                    .map(|p| {
-                        if let Root::Formal(j) = p.root {
-                            if private.get(j as usize) == Some(&true) {
-                                return Vec::new();
-                            }
-                        }
-                        map(p)
-                            .into_iter()
-                            .filter_map(|q| self.normalize(q))
-                            .map(|q| {
-                                let class = self.classes.class(&q);
-                                (col.accesses.path_id(q), class)
-                            })
-                            .collect()
-                    })
-                    .collect();
-                // A callee's locksets share most of their locks: each lock path is rebound once.
-                let mut rebound: rustc_hash::FxHashMap<&Path, Vec<Path>> = Default::default();
-                let mut lock_map_once = |p| rebound.entry(p).or_insert_with(|| lock_map(p)).clone();
-                let locksets: Vec<u32> = s
-                    .tables
-                    .locksets
-                    .iter()
-                    .map(|l| {
-                        col.accesses
-                            .lockset_id(&st.locks.update(&l.rebind(&mut lock_map_once)))
-                    })
-                    .collect();
-                for a in &s.accesses {
-                    let l = locksets[a.locks as usize];
-                    for &(p, class) in &paths[a.path as usize] {
-                        for w in &a.witnesses {
-                            let len = (w.chain.len() + 1).min(MAX_CHAIN);
-                            let class = class.or(a.class);
-                            let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
-                            col.accesses.insert(key, class, len, w.loc, || Witness {
-                                loc: w.loc,
-                                chain: chains.prefixed(&w.chain),
-                                func: w.func,
-                            });
-                        }
-                    }
-                }
+                self.copy_accesses(st, g, s, call, col, &mut chains);
             }
             let in_loop = self.in_cycle(col.block);
             for sp in &s.spawns {
@@ -349,6 +288,86 @@ impl FnAnalysis<'_> {
             }
         }
         (locks, threads, ret)
+    }
+
+    /// Adds the accesses of callee `g`'s summary `s` to the caller's, rebound (formals replaced
+    /// by the actuals) and composed with the caller's lockset and phase, the call site prefixed
+    /// to their chains.
+    fn copy_accesses(
+        &self,
+        st: &State,
+        g: FuncId,
+        s: &Summary,
+        call: &Call<'_>,
+        col: &mut Collector,
+        chains: &mut ChainMemo,
+    ) {
+        let map = |p: &Path| self.rebind_path(st, g, p, call);
+        let lock_map = |p: &Path| self.rebind_lock(st, g, p, call);
+        // Arguments that are fresh objects the callee does not let escape: its accesses
+        // through them are not shared.
+        let private: Vec<bool> = (0..call.args.len())
+            .map(|j| {
+                s.formal_escapes.get(j) == Some(&false) && self.fresh_pointer(st, &call.args[j])
+            })
+            .collect();
+        let phase = st.threads.phase();
+        // Each distinct path and lockset of the callee is rebound once.
+        let paths: Vec<Vec<(u32, Option<u32>)>> = s
+            .tables
+            .paths
+            .iter()
+            .map(|p| {
+                if let Root::Formal(j) = p.root {
+                    if private.get(j as usize) == Some(&true) {
+                        return Vec::new();
+                    }
+                }
+                map(p)
+                    .into_iter()
+                    .filter_map(|q| self.normalize(q))
+                    .map(|q| {
+                        let class = self.classes.class(&q);
+                        (col.accesses.path_id(q), class)
+                    })
+                    .collect()
+            })
+            .collect();
+        // A callee's locksets share most of their locks: each lock path is rebound once.
+        let mut rebound: rustc_hash::FxHashMap<&Path, Vec<Path>> = Default::default();
+        let mut lock_map_once = |p| rebound.entry(p).or_insert_with(|| lock_map(p)).clone();
+        let locksets: Vec<u32> = s
+            .tables
+            .locksets
+            .iter()
+            .map(|l| {
+                col.accesses
+                    .lockset_id(&st.locks.update(&l.rebind(&mut lock_map_once)))
+            })
+            .collect();
+        for a in &s.accesses {
+            let l = locksets[a.locks as usize];
+            for &(p, class) in &paths[a.path as usize] {
+                for w in &a.witnesses {
+                    let len = (w.chain.len() + 1).min(MAX_CHAIN);
+                    let class = class.or(a.class);
+                    let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
+                    col.accesses.insert(key, class, len, w.loc, || Witness {
+                        loc: w.loc,
+                        chain: chains.prefixed(&w.chain),
+                        func: w.func,
+                    });
+                }
+            }
+        }
+    }
+
+    /// [`Self::rebind_path`] for a lock path, normalised as a lock.
+    fn rebind_lock(&self, st: &State, g: FuncId, p: &Path, call: &Call<'_>) -> Vec<Path> {
+        self.rebind_path(st, g, p, call)
+            .into_iter()
+            .filter_map(|q| self.normalize_lock(q))
+            .collect()
     }
 
     /// RELAY's rebind (Figure 5) for one path of callee `g`: the callee's formal is replaced by
