@@ -29,6 +29,18 @@ use crate::link::Program;
 
 /// Resolves indirect calls; implemented by the points-to analysis.
 pub trait IndirectCalls: Sync {
+    /// The functions a call calls back (a `qsort` comparator, the handlers an event loop
+    /// runs), with the arguments they receive. None by default.
+    fn callbacks(
+        &self,
+        _program: &Program,
+        _caller: FuncId,
+        _callee: &Expr,
+        _args: &[Expr],
+    ) -> Vec<crate::pta::callbacks::CallbackCall> {
+        Vec::new()
+    }
+
     /// Targets of an indirect call in `caller` (of `program`) through `callee`; `None` when
     /// unknown. `args` is the number of actual arguments (resolvers may drop targets that
     /// cannot take them, or whose signature does not fit the pointer's type).
@@ -199,6 +211,9 @@ fn function_calls(program: &Program, caller: FuncId, resolver: &dyn IndirectCall
                 continue;
             };
             let site = raw.len();
+            for cb in resolver.callbacks(program, caller, callee, args) {
+                raw.push((cb.func, EdgeKind::Indirect, site, *loc));
+            }
             if let Some(id) = direct_callee(callee) {
                 out.direct_sites += 1;
                 if id.index() < n {

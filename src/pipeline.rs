@@ -288,7 +288,7 @@ pub fn analyze_cached(
                 .filter(|f| cg.defined[f.index()] && callers[f.index()].is_empty()),
         );
     }
-    let entries = race::thread_entries(program, &cg, &summaries, &extra);
+    let entries = race::thread_entries(program, &cg, &summaries, &extra, pta.callbacks.escaped());
     // `summaries_needed` must have kept every entry's summary (a dropped one would silently
     // lose the entry's accesses).
     let failed = |f| {

@@ -57,7 +57,7 @@ fn exit_codes_follow_the_warnings() {
 fn json_and_sarif_describe_the_same_warnings() {
     let f = fixture("relay_figure13.c");
     let report = json(&[f.to_str().unwrap()]);
-    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["schema_version"], 2);
     let warnings = report["warnings"].as_array().unwrap();
     assert!(!warnings.is_empty());
     assert_eq!(

@@ -14,8 +14,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    AllocEffect, AllocOutEffect, AtomicEffect, CopyEffect, LockEffect, LockMode, LockTarget, Model,
-    Success, ThreadCreateEffect, ThreadJoinEffect, TryLockEffect,
+    AllocEffect, AllocOutEffect, AtomicEffect, CallbackEffect, CallbackRun, CopyEffect, LockEffect,
+    LockMode, LockTarget, Model, StateEffect, Success, ThreadCreateEffect, ThreadJoinEffect,
+    TryLockEffect,
 };
 
 /// The embedded model files (file name, text), sorted by file name.
@@ -34,6 +35,10 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../../summaries/glibc-alloc.toml"),
     ),
     ("libc.toml", include_str!("../../summaries/libc.toml")),
+    (
+        "libevent.toml",
+        include_str!("../../summaries/libevent.toml"),
+    ),
     ("linux.toml", include_str!("../../summaries/linux.toml")),
     ("pthread.toml", include_str!("../../summaries/pthread.toml")),
     ("sqlite.toml", include_str!("../../summaries/sqlite.toml")),
@@ -280,6 +285,20 @@ struct RawFunction {
     #[serde(default)]
     va_arg: bool,
     #[serde(default)]
+    reads: Vec<usize>,
+    #[serde(default)]
+    writes: Vec<usize>,
+    #[serde(default)]
+    reads_from: Option<usize>,
+    #[serde(default)]
+    writes_from: Option<usize>,
+    #[serde(default)]
+    state: Option<Spanned<StateEffect>>,
+    #[serde(default)]
+    callback: Option<Spanned<CallbackEffect>>,
+    #[serde(default)]
+    runs_callbacks: Option<String>,
+    #[serde(default)]
     pure: bool,
     /// Not a model key: drops an earlier model of these names, so calls are analysed from the
     /// function's body again (for a program whose own `up()` is no kernel semaphore).
@@ -301,6 +320,13 @@ impl RawFunction {
             atomic: self.atomic.map(Spanned::into_inner),
             returns_arg: self.returns_arg,
             va_arg: self.va_arg,
+            reads: self.reads,
+            writes: self.writes,
+            reads_from: self.reads_from,
+            writes_from: self.writes_from,
+            state: self.state.map(Spanned::into_inner),
+            callback: self.callback.map(Spanned::into_inner),
+            runs_callbacks: self.runs_callbacks,
             pure: self.pure,
         }
     }
@@ -451,6 +477,32 @@ fn parse_file(path: &Path, text: &str) -> Result<ParsedFile, ModelError> {
                     a.span().start,
                     "an atomic access needs `read = true`, `write = true` or both",
                 ));
+            }
+        }
+        if let Some(st) = &f.state {
+            if !st.get_ref().read && !st.get_ref().write {
+                return Err(invalid(
+                    path,
+                    text,
+                    st.span().start,
+                    "hidden state needs `read = true`, `write = true` or both",
+                ));
+            }
+        }
+        if let Some(cb) = &f.callback {
+            let c = cb.get_ref();
+            let problem = match (c.run, &c.loop_name) {
+                (CallbackRun::Loop, None) => Some("`run = \"loop\"` needs `loop = \"name\"`"),
+                (CallbackRun::Sync | CallbackRun::Async, Some(_)) => {
+                    Some("`loop` is only for `run = \"loop\"`")
+                }
+                _ if c.args.iter().any(|&a| a < -1) => {
+                    Some("callback `args` are argument indices or -1")
+                }
+                _ => None,
+            };
+            if let Some(message) = problem {
+                return Err(invalid(path, text, cb.span().start, message));
             }
         }
         let use_body = f.use_body;

@@ -124,6 +124,54 @@ pub struct AtomicEffect {
     pub write: bool,
 }
 
+/// How a callback handed to a library function runs.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallbackRun {
+    /// During the call, any number of times (`qsort`'s comparator, `pthread_once`'s routine).
+    Sync,
+    /// At any time, in any thread, any number of times (`signal` handlers, `atexit`): a thread
+    /// entry of its own.
+    Async,
+    /// Registered: called by every later call of a function whose model has
+    /// `runs_callbacks = <loop>` (libevent's `event_set` + `event_base_loop`), in its thread.
+    Loop,
+}
+
+/// A function the model's function calls back: the function pointer is argument `arg`;
+/// `args[k]` is the argument of the call that the callback receives as its formal `k` (`-1`:
+/// nothing known, the formal keeps its own points-to class).
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallbackEffect {
+    pub arg: usize,
+    pub run: CallbackRun,
+    /// The registry of a `Loop` callback (`"libevent"`).
+    #[serde(default, rename = "loop")]
+    pub loop_name: Option<String>,
+    #[serde(default)]
+    pub args: Vec<i64>,
+}
+
+impl CallbackEffect {
+    /// The argument of the call passed as the callback's formal `k`, if any.
+    pub fn actual_for(&self, k: usize) -> Option<usize> {
+        self.args.get(k).and_then(|&a| usize::try_from(a).ok())
+    }
+}
+
+/// Hidden library state (`rand`'s seed, `strtok`'s position, `getenv`'s environment): an
+/// object named by the model, read and/or written by every call.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateEffect {
+    pub name: String,
+    #[serde(default)]
+    pub read: bool,
+    #[serde(default)]
+    pub write: bool,
+}
+
 /// Everything a model can say about one function. All fields are optional; a model with none
 /// of them set says "no effect" (like `pure = true`, which exists to say so explicitly).
 ///
@@ -157,6 +205,28 @@ pub struct Model {
     /// `va_arg`: reads the next variadic argument of the enclosing function.
     #[serde(default)]
     pub va_arg: bool,
+    /// Reads the objects these arguments point to (`strlen(s)`, `write(fd, buf, n)`).
+    #[serde(default)]
+    pub reads: Vec<usize>,
+    /// Writes the objects these arguments point to (`memset(p, ...)`, `read(fd, buf, n)`,
+    /// `free(p)`).
+    #[serde(default)]
+    pub writes: Vec<usize>,
+    /// Reads the objects every argument from this index on points to (`printf`'s `%s`).
+    #[serde(default)]
+    pub reads_from: Option<usize>,
+    /// Writes the objects every argument from this index on points to (`scanf`'s targets).
+    #[serde(default)]
+    pub writes_from: Option<usize>,
+    /// Hidden state the function reads or writes (`rand`, `strtok`, `getenv`).
+    #[serde(default)]
+    pub state: Option<StateEffect>,
+    /// A function pointer argument the function calls back.
+    #[serde(default)]
+    pub callback: Option<CallbackEffect>,
+    /// Calls every callback registered (`run = "loop"`) under this name (`event_base_loop`).
+    #[serde(default)]
+    pub runs_callbacks: Option<String>,
     /// No memory or lock effect worth modelling (`strlen`, `printf`).
     #[serde(default)]
     pub pure: bool,
@@ -177,6 +247,13 @@ impl Model {
             atomic,
             returns_arg,
             va_arg,
+            reads,
+            writes,
+            reads_from,
+            writes_from,
+            state,
+            callback,
+            runs_callbacks,
             pure: _,
         } = self;
         lock.is_some()
@@ -190,6 +267,24 @@ impl Model {
             || atomic.is_some()
             || returns_arg.is_some()
             || *va_arg
+            || !reads.is_empty()
+            || !writes.is_empty()
+            || reads_from.is_some()
+            || writes_from.is_some()
+            || state.is_some()
+            || callback.is_some()
+            || runs_callbacks.is_some()
+    }
+
+    /// Whether a call may access memory the model names (arguments' objects, hidden state).
+    pub fn accesses_memory(&self) -> bool {
+        self.atomic.is_some()
+            || self.copy.is_some()
+            || !self.reads.is_empty()
+            || !self.writes.is_empty()
+            || self.reads_from.is_some()
+            || self.writes_from.is_some()
+            || self.state.is_some()
     }
 }
 

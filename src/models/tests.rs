@@ -133,12 +133,12 @@ fn pthread_models() {
         get("pthread_spin_trylock").trylock,
         trylock(0, LockMode::Exclusive, Success::Zero)
     );
-    for pure in [
-        "pthread_cond_wait",
-        "pthread_once",
-        "pthread_barrier_wait",
-        "pthread_self",
-    ] {
+    let once = get("pthread_once")
+        .callback
+        .clone()
+        .expect("pthread_once calls back");
+    assert_eq!((once.arg, once.run), (1, crate::models::CallbackRun::Sync));
+    for pure in ["pthread_cond_wait", "pthread_barrier_wait", "pthread_self"] {
         let m = get(pure);
         assert!(m.pure && !m.has_effect(), "{pure}");
     }
@@ -175,7 +175,8 @@ fn c11_and_glib_models() {
         get("thrd_join").thread_join,
         Some(ThreadJoinEffect { handle: 0 })
     );
-    assert!(get("cnd_wait").pure && get("call_once").pure);
+    assert!(get("cnd_wait").pure);
+    assert_eq!(get("call_once").callback.as_ref().map(|c| c.arg), Some(1));
 
     assert_eq!(
         get("g_mutex_trylock").trylock,
@@ -223,7 +224,17 @@ fn allocation_and_libc_models() {
         get("posix_memalign").alloc_out,
         Some(AllocOutEffect { arg: 0 })
     );
-    assert!(get("free").pure);
+    assert_eq!(get("free").writes, vec![0]);
+    assert_eq!(get("memset").writes, vec![0]);
+    assert_eq!(get("memset").returns_arg, Some(0));
+    assert_eq!(get("read").writes, vec![1]);
+    assert_eq!(get("snprintf").reads_from, Some(3));
+    assert_eq!(
+        get("rand").state.as_ref().map(|s| s.name.as_str()),
+        Some("rand")
+    );
+    let qsort = get("qsort").callback.clone().expect("qsort calls back");
+    assert_eq!((qsort.arg, qsort.actual_for(1)), (3, Some(0)));
     assert_eq!(get("memcpy").copy, Some(CopyEffect { dst: 0, src: 1 }));
     assert_eq!(
         get("__builtin___memcpy_chk").copy,
@@ -232,13 +243,9 @@ fn allocation_and_libc_models() {
     assert_eq!(get("bcopy").copy, Some(CopyEffect { dst: 1, src: 0 }));
     assert_eq!(get("strchr").returns_arg, Some(0));
     assert!(get("__builtin_va_arg").va_arg);
-    for pure in [
-        "strlen",
-        "printf",
-        "__assert_fail",
-        "__builtin_va_start",
-        "usleep",
-    ] {
+    assert_eq!(get("strlen").reads, vec![0, 1]);
+    assert_eq!(get("printf").reads_from, Some(1));
+    for pure in ["__assert_fail", "__builtin_va_start", "usleep"] {
         assert!(get(pure).pure, "{pure}");
     }
 }

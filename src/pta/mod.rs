@@ -14,6 +14,7 @@
 //! (`strchr`, `spinlock_check`), `va_arg`, and thread creation (the start routine is called
 //! with the argument, which also becomes an escape root).
 
+pub mod callbacks;
 pub mod confine;
 mod models;
 pub mod signature;
@@ -120,6 +121,8 @@ pub struct PointsTo {
     /// The functions stored into each function-pointer slot, for filtering indirect calls by
     /// the slot they load from.
     slots: confine::SlotTargets,
+    /// Callbacks handed to library code: called synchronously, registered, or escaped.
+    pub callbacks: callbacks::CallbackTable,
     pub stats: PtaStats,
 }
 
@@ -377,6 +380,25 @@ impl IndirectCalls for PointsTo {
             }
         }
         (!t.is_empty()).then_some(t)
+    }
+
+    fn callbacks(
+        &self,
+        program: &Program,
+        caller: FuncId,
+        callee: &Expr,
+        args: &[Expr],
+    ) -> Vec<callbacks::CallbackCall> {
+        let mut out = Vec::new();
+        for g in self.resolve(program, caller, callee, args.len()) {
+            if self.callbacks.has_spec(g) {
+                out.extend(
+                    self.callbacks
+                        .calls(g, args, |a| self.call_targets(caller, a)),
+                );
+            }
+        }
+        out
     }
 }
 

@@ -98,7 +98,8 @@ pub fn call_shape(program: &Program, caller: FuncId, callee: &Expr) -> Option<Sh
     shape_of(&program.types, expr_type(program, caller, callee)?)
 }
 
-fn expr_type(program: &Program, caller: FuncId, e: &Expr) -> Option<TypeId> {
+/// The static type of a cast or a load, when the IR makes it evident (other expressions: `None`).
+pub(crate) fn expr_type(program: &Program, caller: FuncId, e: &Expr) -> Option<TypeId> {
     match e {
         Expr::Cast(t, _) => Some(*t),
         Expr::Load(lv) => lval_type(program, caller, lv),

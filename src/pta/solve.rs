@@ -6,7 +6,7 @@ use super::PointerOperand::{Either, First};
 use super::{Lam, Origin, PointsTo, PtaStats, NONE};
 use crate::ir::*;
 use crate::link::Program;
-use crate::models::{Model, Models};
+use crate::models::{CallbackRun, Model, Models};
 
 struct Solver<'p> {
     p: PointsTo,
@@ -17,6 +17,30 @@ struct Solver<'p> {
     pending: Vec<(u32, u32)>,
     /// Functions whose address is cast to a function-pointer type of another shape.
     type_escaping: Vec<bool>,
+    /// Calls of unknown externals, whose arguments may carry callbacks (bound after solving).
+    unknown_calls: Vec<UnknownCall>,
+    /// Callbacks handed to models: (the value's node, how it runs, the call).
+    handed: Vec<Handed>,
+}
+
+/// A call of a function with no body and no model: the value node of each argument.
+struct UnknownCall {
+    caller: FuncId,
+    via: FuncId,
+    loc: Loc,
+    args: Vec<Option<u32>>,
+    /// Functions already bound as this call's callbacks.
+    bound: Vec<FuncId>,
+}
+
+/// A callback argument of a modelled call.
+struct Handed {
+    node: u32,
+    via: FuncId,
+    caller: FuncId,
+    loc: Loc,
+    /// `Some(loop)` for a registered callback, `None` for an asynchronous one.
+    registry: Option<String>,
 }
 
 pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) -> PointsTo {
@@ -26,7 +50,10 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
         models: super::models::resolve(program, models),
         pending: Vec::new(),
         type_escaping: vec![false; program.functions.len()],
+        unknown_calls: Vec::new(),
+        handed: Vec::new(),
     };
+    s.p.callbacks = super::callbacks::CallbackTable::new(&s.models);
     for (i, f) in program.functions.iter().enumerate() {
         let fid = FuncId(i as u32);
         if let Some(body) = &f.body {
@@ -71,6 +98,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
             }
         }
     }
+    s.bind_unknown_callbacks();
     s.finish()
 }
 
@@ -128,6 +156,7 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
             .collect(),
         signatures: Default::default(),
         slots: Default::default(),
+        callbacks: Default::default(),
         stats: PtaStats::default(),
     }
 }
@@ -353,11 +382,20 @@ impl Solver<'_> {
         if let Expr::Func(FuncRef::Linked(g)) = callee {
             // A model wins over a body (kernel `mutex_lock`, a program's own `xmalloc`).
             if let Some(m) = self.models[g.index()] {
-                self.external(f, m, dst, args, loc);
+                self.external(f, *g, m, dst, args, loc);
                 return;
             }
             if self.program.functions[g.index()].body.is_none() {
-                // An unknown external: no points-to effect.
+                // An unknown external: no points-to effect, but a function reachable from an
+                // argument may be called back at any time (bound after solving).
+                let args = args.iter().map(|a| self.val(f, a)).collect();
+                self.unknown_calls.push(UnknownCall {
+                    caller: f,
+                    via: *g,
+                    loc,
+                    args,
+                    bound: Vec::new(),
+                });
                 return;
             }
             let node = self.p.function_node(*g);
@@ -392,8 +430,41 @@ impl Solver<'_> {
 
     /// The points-to effects of a modelled call; a model may combine several. Lock, atomic,
     /// join and `pure` models have none.
-    fn external(&mut self, f: FuncId, m: &Model, dst: Option<&Lval>, args: &[Expr], loc: Loc) {
+    fn external(
+        &mut self,
+        f: FuncId,
+        g: FuncId,
+        m: &Model,
+        dst: Option<&Lval>,
+        args: &[Expr],
+        loc: Loc,
+    ) {
         let arg = |s: &mut Self, i: usize| args.get(i).and_then(|a| s.val(f, a));
+        if let Some(cb) = &m.callback {
+            if let Some(routine) = arg(self, cb.arg) {
+                let lam = self.lam_of(routine, cb.args.len());
+                for k in 0..cb.args.len() {
+                    let Some(v) = cb.actual_for(k).and_then(|i| arg(self, i)) else {
+                        continue;
+                    };
+                    let formal = lam.args.get(k).copied().unwrap_or(lam.rest);
+                    self.assign(formal, v);
+                    if cb.run != CallbackRun::Sync {
+                        // Another thread (or a signal) will read it.
+                        self.p.thread_args.push(v);
+                    }
+                }
+                if cb.run != CallbackRun::Sync {
+                    self.handed.push(Handed {
+                        node: routine,
+                        via: g,
+                        caller: f,
+                        loc,
+                        registry: cb.loop_name.clone(),
+                    });
+                }
+            }
+        }
         if let Some(alloc) = &m.alloc {
             self.p.stats.allocation_sites += 1;
             let site = self.node(Origin::Alloc(f, loc));
@@ -455,6 +526,103 @@ impl Solver<'_> {
                 }
             }
         }
+    }
+
+    /// Functions reachable (through points-to edges) from each class that holds functions,
+    /// for the current partition.
+    fn function_classes(&mut self) -> FxHashMap<u32, Vec<FuncId>> {
+        let mut by_class: FxHashMap<u32, Vec<FuncId>> = FxHashMap::default();
+        for i in 0..self.program.functions.len() {
+            let f = FuncId(i as u32);
+            let c = self.p.uf.find(self.p.function_node(f));
+            by_class.entry(c).or_default().push(f);
+        }
+        by_class
+    }
+
+    /// The functions reachable from the value node `v`: in its class or behind pointers from it.
+    fn reachable_functions(
+        &mut self,
+        v: u32,
+        by_class: &FxHashMap<u32, Vec<FuncId>>,
+    ) -> Vec<FuncId> {
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut out = Vec::new();
+        let mut c = self.p.uf.find(v);
+        while seen.insert(c) {
+            out.extend(by_class.get(&c).into_iter().flatten().copied());
+            match self.p.pts[c as usize] {
+                NONE => break,
+                t => c = self.p.uf.find(t),
+            }
+        }
+        out
+    }
+
+    /// Every function reachable from an argument of an unknown external may be called back
+    /// with the call's other arguments, at any time: each of its formals receives every other
+    /// argument (which escapes), and it becomes an escaped callback. Binding unifies classes,
+    /// which may make more functions reachable: repeated until nothing changes.
+    fn bind_unknown_callbacks(&mut self) {
+        let mut calls = std::mem::take(&mut self.unknown_calls);
+        loop {
+            let by_class = self.function_classes();
+            let mut changed = false;
+            for call in &mut calls {
+                for (i, v) in call.args.clone().into_iter().enumerate() {
+                    let Some(v) = v else { continue };
+                    for func in self.reachable_functions(v, &by_class) {
+                        if call.bound.contains(&func) {
+                            continue;
+                        }
+                        call.bound.push(func);
+                        changed = true;
+                        let lam = self.lam_of(self.p.function_node(func), 0);
+                        for (j, w) in call.args.iter().enumerate() {
+                            let Some(w) = *w else { continue };
+                            if j == i {
+                                continue;
+                            }
+                            self.p.thread_args.push(w);
+                            for &formal in lam.args.iter().chain([&lam.rest]) {
+                                self.assign(formal, w);
+                            }
+                        }
+                        self.p.callbacks.escape(super::callbacks::EscapedCallback {
+                            func,
+                            via: call.via,
+                            caller: call.caller,
+                            loc: call.loc,
+                            unknown: true,
+                        });
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Callbacks handed to models, once the partition is final.
+        let by_class = self.function_classes();
+        for h in std::mem::take(&mut self.handed) {
+            let c = self.p.uf.find(h.node);
+            let funcs = by_class.get(&c).cloned().unwrap_or_default();
+            match &h.registry {
+                Some(name) => self.p.callbacks.register(name, funcs),
+                None => {
+                    for func in funcs {
+                        self.p.callbacks.escape(super::callbacks::EscapedCallback {
+                            func,
+                            via: h.via,
+                            caller: h.caller,
+                            loc: h.loc,
+                            unknown: false,
+                        });
+                    }
+                }
+            }
+        }
+        self.p.callbacks.finish();
     }
 
     fn finish(mut self) -> PointsTo {

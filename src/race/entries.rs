@@ -1,12 +1,15 @@
-//! Thread entries (RELAY §3.4): `main` and every start routine of a thread creation found in the
-//! summaries, with whether the entry may run more than once at a time.
+//! Thread entries (RELAY §3.4): `main`, every start routine of a thread creation found in the
+//! summaries, every callback that escapes to code relay cannot see (it may run at any time, in
+//! any thread: [`crate::pta::callbacks`]) and the named ones, each with whether it may run more
+//! than once at a time and where it came from.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::callgraph::{CallGraph, IndirectCalls};
-use crate::ir::{Expr, FuncId, FuncRef, Instr};
+use crate::ir::{Expr, FuncId, FuncRef, Instr, Loc};
 use crate::link::Program;
 use crate::models::Models;
+use crate::pta::callbacks::EscapedCallback;
 use crate::pta::PointsTo;
 use crate::summary::{Path, Root, Summaries};
 
@@ -26,6 +29,25 @@ pub struct ThreadEntry {
     /// The one global object every creation passes as the thread's argument (`&dev_c`), if
     /// they agree: the entry's `arg->lock` is then one lock in all its instances.
     pub arg: Option<Path>,
+    pub origin: EntryOrigin,
+}
+
+/// Why a function is a thread entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryOrigin {
+    Main,
+    /// A thread creation starts it.
+    Started,
+    /// `--entry`, `--entry-file` or `--entry-roots`.
+    Named,
+    /// Handed to a library function that may call it at any time, in any thread: `via` at
+    /// `loc` in `caller`; `unknown` when `via` has neither body nor model.
+    Callback {
+        via: FuncId,
+        caller: FuncId,
+        loc: Loc,
+        unknown: bool,
+    },
 }
 
 /// Finds the entries: `main` (if defined) and `extra` are roots; so is every defined function
@@ -36,6 +58,7 @@ pub fn thread_entries(
     cg: &CallGraph,
     sums: &Summaries,
     extra: &[FuncId],
+    callbacks: &[EscapedCallback],
 ) -> Vec<ThreadEntry> {
     let main = (0..program.functions.len() as u32).map(FuncId).find(|&f| {
         let pf = &program.functions[f.index()];
@@ -80,6 +103,10 @@ pub fn thread_entries(
     for &r in &roots {
         record(r, false, &mut started);
     }
+    // Escaped callbacks run any number of times: so do the threads they start.
+    for cb in callbacks {
+        record(cb.func, true, &mut started);
+    }
     // Entries may start threads too; iterate until multiplicities are stable.
     let mut entries: BTreeMap<FuncId, bool> = BTreeMap::new();
     loop {
@@ -115,6 +142,7 @@ pub fn thread_entries(
             main_ordered: main_ordered.contains(&func),
             join_ordered: join_ordered.contains(&func) && main_ordered.contains(&func),
             arg: started[&func].arg.clone().flatten(),
+            origin: EntryOrigin::Started,
         })
         .collect();
     let root = |func: FuncId, is_main: bool| ThreadEntry {
@@ -124,10 +152,37 @@ pub fn thread_entries(
         main_ordered: false,
         join_ordered: false,
         arg: None,
+        origin: if is_main {
+            EntryOrigin::Main
+        } else {
+            EntryOrigin::Named
+        },
     };
     if let Some(m) = main {
         if !out.iter().any(|e| e.func == m) {
             out.push(root(m, true));
+        }
+    }
+    // An escaped callback may run at any time, in any thread, several at once: it is ordered
+    // with nothing.
+    for cb in callbacks {
+        let origin = EntryOrigin::Callback {
+            via: cb.via,
+            caller: cb.caller,
+            loc: cb.loc,
+            unknown: cb.unknown,
+        };
+        match out.iter_mut().find(|e| e.func == cb.func) {
+            Some(e) => {
+                e.multiple = true;
+                e.main_ordered = false;
+                e.join_ordered = false;
+            }
+            None => out.push(ThreadEntry {
+                multiple: true,
+                origin,
+                ..root(cb.func, false)
+            }),
         }
     }
     // A named entry (a library's API, a system call) may run in several threads at once.
@@ -189,6 +244,9 @@ pub fn summaries_needed(
     }
     for f in possible_start_routines(program, pta, models) {
         need[f.index()] = true;
+    }
+    for cb in pta.callbacks.escaped() {
+        need[cb.func.index()] = true;
     }
     need
 }

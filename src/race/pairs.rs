@@ -190,9 +190,15 @@ fn instantiate(p: &Path, e: &ThreadEntry) -> Path {
 }
 
 /// Global locks, members of globals, locks reached from a global pointer (RELAY's assumption
-/// that the pointer is not reassigned), and pseudo-locks (`rcu`).
+/// that the pointer is not reassigned), and pseudo-locks (`rcu`). Never an element of an array
+/// of locks (`m[i]`, `a[i].mutex`, `item_locks[hv & mask]`): paths do not keep the index, so two
+/// threads may hold different elements.
 fn names_one_lock(p: &Path) -> bool {
-    matches!(p.root, Root::Global(_) | Root::Pseudo(_))
+    matches!(p.root, Root::Global(_) | Root::Pseudo(_)) && !indexed(p)
+}
+
+fn indexed(p: &Path) -> bool {
+    p.steps.contains(&Step::Index)
 }
 
 /// Both accesses are in the same object `P` (their paths up to the last dereference agree), and
@@ -209,7 +215,11 @@ fn same_base(lock: &Path, a: &Path, b: &Path) -> bool {
         &p.steps[..p.steps.len() - members]
     }
     let (oa, ob) = (object(a), object(b));
-    a.root == b.root && oa == ob && lock.root == a.root && lock.steps.starts_with(oa)
+    a.root == b.root
+        && oa == ob
+        && lock.root == a.root
+        && lock.steps.starts_with(oa)
+        && !indexed(lock)
 }
 
 /// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses
@@ -250,6 +260,7 @@ mod tests {
             main_ordered: false,
             join_ordered: false,
             arg,
+            origin: crate::race::entries::EntryOrigin::Started,
         }
     }
     fn lockset(locks: &[Path]) -> crate::summary::RelativeLockset {

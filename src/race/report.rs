@@ -5,6 +5,7 @@ use std::cell::{OnceCell, RefCell};
 
 use rustc_hash::FxHashMap;
 
+use super::entries::{EntryOrigin, ThreadEntry};
 use super::Side;
 use crate::ir::Loc;
 use crate::link::Program;
@@ -138,6 +139,24 @@ impl<'a> ReportBuilder<'a> {
             call_path_truncated: w.chain.len() >= MAX_CHAIN,
             call_path,
         }
+    }
+
+    /// The entries that are callbacks, with the function they were handed to and where.
+    pub fn callback_entries(&self, entries: &[ThreadEntry]) -> Vec<report::CallbackEntry> {
+        entries
+            .iter()
+            .filter_map(|e| match e.origin {
+                EntryOrigin::Callback {
+                    via, loc, unknown, ..
+                } => Some(report::CallbackEntry {
+                    function: self.program.function_name(e.func).to_string(),
+                    via: self.program.function_name(via).to_string(),
+                    at: self.loc(loc),
+                    unknown,
+                }),
+                _ => None,
+            })
+            .collect()
     }
 
     fn loc(&self, l: Loc) -> SourceLoc {

@@ -126,6 +126,7 @@ pub struct SavedRun {
     pub pairs: PairStats,
     pub functions: usize,
     pub thread_entries: usize,
+    pub callback_entries: Vec<report::CallbackEntry>,
     /// Wall-clock seconds per stage of the analysing run.
     pub times: Vec<(String, f64)>,
 }
@@ -164,6 +165,7 @@ impl SavedRun {
             pairs: stats,
             functions: input.program.functions.len(),
             thread_entries: input.entries.len(),
+            callback_entries: b.callback_entries(input.entries),
             times: Vec::new(),
         }
     }
@@ -209,6 +211,7 @@ impl SavedRun {
             stats: report::RunStats {
                 functions: self.functions,
                 thread_entries: self.thread_entries,
+                callback_entries: self.callback_entries.clone(),
                 pairs_considered: stats.pairs.considered,
                 pairs_may_alias: stats.pairs.may_alias,
                 pairs_concurrent: stats.pairs.concurrent,
@@ -388,6 +391,7 @@ mod tests {
             pairs: PairStats::default(),
             functions: 3,
             thread_entries: 3,
+            callback_entries: Vec::new(),
             times: vec![("summaries".into(), 1.5)],
         }
     }

@@ -49,7 +49,7 @@ mod tests {
         let report = sample::report("drivers/net/airo.c");
         let text = json(&report);
         assert!(text.ends_with("}\n"));
-        assert!(text.contains("\"schema_version\": 1"));
+        assert!(text.contains("\"schema_version\": 2"));
         assert!(text.contains("\"kind\": \"write\""));
         assert_eq!(read_json(&text).unwrap(), report);
         // Deterministic.
@@ -76,7 +76,7 @@ mod tests {
         assert!(read_json("{").is_err());
         let err = format!(
             "{:#}",
-            read_json("{\"schema_version\": 1, \"tool\": 3}").unwrap_err()
+            read_json("{\"schema_version\": 2, \"tool\": 3}").unwrap_err()
         );
         assert!(err.contains("invalid relay JSON report"), "{err}");
     }

@@ -20,7 +20,7 @@ pub use baseline::Baseline;
 pub use text::SourceCache;
 
 /// Version of the JSON report schema.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything a run reports.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -104,6 +104,9 @@ pub struct SourceLoc {
 pub struct RunStats {
     pub functions: usize,
     pub thread_entries: usize,
+    /// Entries that are callbacks handed to library or unknown code, and where.
+    #[serde(default)]
+    pub callback_entries: Vec<CallbackEntry>,
     /// Chord-style stages over access pairs.
     pub pairs_considered: usize,
     pub pairs_may_alias: usize,
@@ -118,6 +121,16 @@ pub struct RunStats {
     pub baseline_suppressed: usize,
     /// Wall-clock seconds per stage.
     pub times: Vec<(String, f64)>,
+}
+
+/// A thread entry that is a callback: `function` was handed to `via` at `at` and may run at any
+/// time, in any thread (`unknown`: `via` has no body and no model).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallbackEntry {
+    pub function: String,
+    pub via: String,
+    pub at: SourceLoc,
+    pub unknown: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -98,6 +98,16 @@ pub(crate) fn report(file: &str) -> Report {
         stats: RunStats {
             functions: 1234,
             thread_entries: 3,
+            callback_entries: vec![crate::report::CallbackEntry {
+                function: "on_read".into(),
+                via: "event_set".into(),
+                at: SourceLoc {
+                    file: "src/net.c".into(),
+                    line: 40,
+                    col: 5,
+                },
+                unknown: false,
+            }],
             pairs_considered: 100_000,
             pairs_may_alias: 5_000,
             pairs_concurrent: 3_000,

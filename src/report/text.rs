@@ -303,6 +303,39 @@ fn snippet(src: &str, col: u32) -> (String, usize) {
     (s, caret)
 }
 
+/// The callbacks among the entries, where each was handed over (at most [`SHOWN`], the JSON has
+/// them all).
+fn render_callback_entries(
+    entries: &[super::CallbackEntry],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    const SHOWN: usize = 20;
+    if entries.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "    of which callbacks        {:>10}", entries.len())?;
+    for e in entries.iter().take(SHOWN) {
+        let what = if e.unknown {
+            "passed to unknown"
+        } else {
+            "registered with"
+        };
+        writeln!(
+            out,
+            "      {} ({what} {} at {}:{})",
+            e.function, e.via, e.at.file, e.at.line
+        )?;
+    }
+    if entries.len() > SHOWN {
+        writeln!(
+            out,
+            "      … {} more (all in --format json)",
+            entries.len() - SHOWN
+        )?;
+    }
+    Ok(())
+}
+
 /// The run summary: sizes, the access-pair stages, the warnings left after each filter, the
 /// baseline, and stage times.
 pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
@@ -311,6 +344,7 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "relay summary")?;
     row(out, "functions", stats.functions)?;
     row(out, "thread entries", stats.thread_entries)?;
+    render_callback_entries(&stats.callback_entries, out)?;
     writeln!(out, "  access pairs")?;
     let considered = stats.pairs_considered;
     for (label, n) in [
@@ -471,6 +505,8 @@ warning[data-race]: `rx_p->count` may be accessed concurrently without a common 
 relay summary
   functions                        1234
   thread entries                      3
+    of which callbacks                 1
+      on_read (registered with event_set at src/net.c:40)
   access pairs
     considered                   100000
     → may alias                    5000    5.0%

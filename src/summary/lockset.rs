@@ -92,6 +92,13 @@ impl RelativeLockset {
         }
     }
 
+    /// An unlock of a lock nothing names (a mutex pointer of unknown origin): any lock held may
+    /// be the one released.
+    pub fn release_any(&mut self) {
+        self.plus = SortedSet::default();
+        self.set_minus_top();
+    }
+
     /// Whether `path` is must-acquired in some mode.
     fn holds(&self, path: &Path) -> bool {
         // `plus` is sorted by (path, mode): a search by path finds any mode.
@@ -138,11 +145,25 @@ impl RelativeLockset {
                 })
             })
             .collect();
+        // A released lock the caller cannot name may be any lock: ⊤.
+        let mut unnamed = false;
+        let minus = self
+            .minus
+            .iter()
+            .flat_map(|p| {
+                let ps = map(p);
+                unnamed |= ps.is_empty();
+                ps
+            })
+            .collect();
         let mut out = RelativeLockset {
             plus,
-            minus: self.minus.iter().flat_map(&mut map).collect(),
+            minus,
             minus_top: self.minus_top,
         };
+        if unnamed {
+            out.set_minus_top();
+        }
         out.bound_minus();
         out
     }

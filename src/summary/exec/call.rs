@@ -4,7 +4,7 @@
 //! with the call site prefixed to their chains (Figure 6).
 
 use super::{Collector, FnAnalysis, State};
-use crate::callgraph::IndirectCalls;
+use crate::callgraph::IndirectCalls as _;
 use crate::ir::*;
 use crate::models::{LockTarget, Model, Success};
 use crate::summary::access::{AccessKind, CallSite, Spawn, Witness, MAX_CHAIN};
@@ -47,6 +47,49 @@ impl FnAnalysis<'_> {
         for g in targets {
             let (locks, threads, r) = self.apply_callee(st, g, &call, sink);
             ret = ret.join(&r);
+            match &mut after {
+                Some((l, t)) => {
+                    l.join(&locks);
+                    t.join(&threads);
+                }
+                None => after = Some((locks, threads)),
+            }
+        }
+        // Callbacks the callee runs (a comparator, an event loop's handlers): zero or more
+        // times during the call, so their effects join with the call's own.
+        for cb in self
+            .ctx
+            .pta
+            .callbacks(self.ctx.program, self.func, callee, args)
+        {
+            let Some(s) = self.callees.get(cb.func) else {
+                continue;
+            };
+            let cb_args: Vec<Expr> = cb
+                .formals
+                .iter()
+                .map(|i| {
+                    i.and_then(|i| args.get(i))
+                        .cloned()
+                        .unwrap_or(Expr::Unknown)
+                })
+                .collect();
+            let cb_actuals: Vec<SymVal> = cb
+                .formals
+                .iter()
+                .map(|i| {
+                    i.and_then(|i| actuals.get(i))
+                        .cloned()
+                        .unwrap_or(SymVal::Top)
+                })
+                .collect();
+            let cb_call = Call {
+                args: &cb_args,
+                actuals: &cb_actuals,
+                loc,
+                pointees: vec![std::cell::OnceCell::new(); cb_args.len()],
+            };
+            let (locks, threads, _) = self.apply_summary(st, cb.func, &s, &cb_call, sink);
             match &mut after {
                 Some((l, t)) => {
                     l.join(&locks);
@@ -131,7 +174,12 @@ impl FnAnalysis<'_> {
         let mut ret = SymVal::Top;
         // Unlock first: `downgrade_write` is "release, then hold shared".
         if let Some(u) = &m.unlock {
-            for p in self.lock_paths(st, call, &u.target).0 {
+            let (paths, _) = self.lock_paths(st, call, &u.target);
+            let passed = matches!(u.target, LockTarget::Arg { arg } if arg < call.args.len());
+            if paths.is_empty() && passed {
+                locks.release_any();
+            }
+            for p in paths {
                 locks.release(&p);
             }
         }
@@ -186,7 +234,8 @@ impl FnAnalysis<'_> {
             return None;
         };
         let p = self.normalize_lock(p.clone())?;
-        if p.steps.contains(&Step::Index) && !self.joins_in_loop.contains(&call.loc) {
+        let slot = p.steps.contains(&Step::Index) || call.args.get(arg).is_some_and(array_slot);
+        if slot && !self.joins_in_loop.contains(&call.loc) {
             return None;
         }
         Some(p)
@@ -218,6 +267,39 @@ impl FnAnalysis<'_> {
         if let Some(c) = &m.copy {
             touch(c.src, AccessKind::Read, false);
             touch(c.dst, AccessKind::Write, false);
+        }
+        for &i in &m.reads {
+            touch(i, AccessKind::Read, false);
+        }
+        for &i in &m.writes {
+            touch(i, AccessKind::Write, false);
+        }
+        // Variadic arguments: only those that may be pointers (`printf("%d", n)` reads no `*n`).
+        let may_point = |i: usize| {
+            let types = &self.ctx.program.types;
+            crate::pta::signature::expr_type(self.ctx.program, self.func, &call.args[i])
+                .is_none_or(|t| types.pointee(t).is_some())
+        };
+        for i in m.reads_from.map_or(0..0, |from| from..call.args.len()) {
+            if may_point(i) {
+                touch(i, AccessKind::Read, false);
+            }
+        }
+        for i in m.writes_from.map_or(0..0, |from| from..call.args.len()) {
+            if may_point(i) {
+                touch(i, AccessKind::Write, false);
+            }
+        }
+        if let Some(state) = &m.state {
+            let path = Path::new(Root::Pseudo(self.ctx.program.names.intern(&state.name)));
+            for (on, kind) in [
+                (state.read, AccessKind::Read),
+                (state.write, AccessKind::Write),
+            ] {
+                if on {
+                    self.push(st, col, path.clone(), kind, false, call.loc, || None);
+                }
+            }
         }
         if let Some(t) = &m.thread_create {
             let start = match call.actuals.get(t.start) {
@@ -441,6 +523,25 @@ impl FnAnalysis<'_> {
             v => v.clone(),
         }
     }
+}
+
+/// Whether a handle is read from an array slot: `t[i]` on an array, or `t[1]` / `*(t + i)` on a
+/// pointer (paths drop pointer arithmetic, so `t[1]` would otherwise name every slot).
+fn array_slot(e: &Expr) -> bool {
+    let mut e = e;
+    while let Expr::Cast(_, inner) = e {
+        e = inner;
+    }
+    let Expr::Load(lv) = e else { return false };
+    let mut host = match &lv.host {
+        Host::Mem(addr) => addr.as_ref(),
+        Host::Var(_) => return lv.offsets.iter().any(|o| matches!(o, Offset::Index(_))),
+    };
+    while let Expr::Cast(_, inner) = host {
+        host = inner;
+    }
+    matches!(host, Expr::Binary(BinOp::PtrAdd, ..))
+        || lv.offsets.iter().any(|o| matches!(o, Offset::Index(_)))
 }
 
 /// A call being applied: the IR arguments and their symbolic values before the call.
