@@ -29,7 +29,12 @@ fn annotations(text: &str) -> Vec<(u32, Expect)> {
     text.lines()
         .enumerate()
         .filter_map(|(i, l)| {
-            let c = l.split("//").nth(1)?.trim();
+            let (code, comment) = l.split_once("//")?;
+            if code.trim().is_empty() {
+                // A comment line (a fixture's header), not an annotated access.
+                return None;
+            }
+            let c = comment.trim();
             let e = if c.starts_with("NORACE") {
                 Expect::NoRace
             } else if c.starts_with("RACE") {

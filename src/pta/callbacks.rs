@@ -151,5 +151,4 @@ impl CallbackTable {
     pub fn has_spec(&self, g: FuncId) -> bool {
         self.specs.contains_key(&g)
     }
-
 }

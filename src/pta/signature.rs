@@ -107,7 +107,7 @@ pub(crate) fn expr_type(program: &Program, caller: FuncId, e: &Expr) -> Option<T
     }
 }
 
-fn lval_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<TypeId> {
+pub(crate) fn lval_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<TypeId> {
     let types = &program.types;
     let mut ty = match &lv.host {
         Host::Var(VarRef::Local(l)) => {

@@ -29,6 +29,8 @@ struct UnknownCall {
     via: FuncId,
     loc: Loc,
     args: Vec<Option<u32>>,
+    /// The record type each argument points to, if its static type says so.
+    records: Vec<Option<RecordId>>,
     /// Functions already bound as this call's callbacks.
     bound: Vec<FuncId>,
 }
@@ -36,6 +38,7 @@ struct UnknownCall {
 /// A callback argument of a modelled call.
 struct Handed {
     node: u32,
+    record: Option<RecordId>,
     via: FuncId,
     caller: FuncId,
     loc: Loc,
@@ -388,12 +391,14 @@ impl Solver<'_> {
             if self.program.functions[g.index()].body.is_none() {
                 // An unknown external: no points-to effect, but a function reachable from an
                 // argument may be called back at any time (bound after solving).
+                let records = args.iter().map(|a| self.pointee_record(f, a)).collect();
                 let args = args.iter().map(|a| self.val(f, a)).collect();
                 self.unknown_calls.push(UnknownCall {
                     caller: f,
                     via: *g,
                     loc,
                     args,
+                    records,
                     bound: Vec::new(),
                 });
                 return;
@@ -455,8 +460,10 @@ impl Solver<'_> {
                     }
                 }
                 if cb.run != CallbackRun::Sync {
+                    let record = args.get(cb.arg).and_then(|a| self.pointee_record(f, a));
                     self.handed.push(Handed {
                         node: routine,
+                        record,
                         via: g,
                         caller: f,
                         loc,
@@ -559,6 +566,59 @@ impl Solver<'_> {
         out
     }
 
+    /// The record an argument points to, by its static type (`&act` is a `struct sigaction *`).
+    fn pointee_record(&self, f: FuncId, e: &Expr) -> Option<RecordId> {
+        let types = &self.program.types;
+        let mut e = e;
+        while let Expr::Cast(_, inner) = e {
+            e = inner;
+        }
+        let t = match e {
+            Expr::AddrOf(lv) => super::signature::lval_type(self.program, f, lv)?,
+            _ => types.pointee(super::signature::expr_type(self.program, f, e)?)?,
+        };
+        types.as_record(t)
+    }
+
+    /// Functions stored into the members of `record` (and of the records nested in it by
+    /// value) in the field-based mode: a `struct sigaction` handed to the library carries its
+    /// `sa_handler`.
+    fn member_functions(
+        &mut self,
+        record: RecordId,
+        by_class: &FxHashMap<u32, Vec<FuncId>>,
+    ) -> Vec<FuncId> {
+        let mut out = Vec::new();
+        let mut seen = vec![record];
+        let mut stack = vec![record];
+        while let Some(r) = stack.pop() {
+            let fields: Vec<(Name, TypeId)> = self
+                .program
+                .types
+                .record(r)
+                .fields
+                .iter()
+                .map(|fd| (fd.name, fd.ty))
+                .collect();
+            for (name, ty) in fields {
+                if let Some(&node) = self.p.field_nodes.get(&(r, name)) {
+                    let c = self.p.uf.find(node);
+                    if self.p.pts[c as usize] != NONE {
+                        let t = self.p.uf.find(self.p.pts[c as usize]);
+                        out.extend(by_class.get(&t).into_iter().flatten().copied());
+                    }
+                }
+                if let Some(inner) = self.program.types.as_record(ty) {
+                    if !seen.contains(&inner) && seen.len() < 64 {
+                        seen.push(inner);
+                        stack.push(inner);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Every function reachable from an argument of an unknown external may be called back
     /// with the call's other arguments, at any time: each of its formals receives every other
     /// argument (which escapes), and it becomes an escaped callback. Binding unifies classes,
@@ -571,7 +631,11 @@ impl Solver<'_> {
             for call in &mut calls {
                 for (i, v) in call.args.clone().into_iter().enumerate() {
                     let Some(v) = v else { continue };
-                    for func in self.reachable_functions(v, &by_class) {
+                    let mut funcs = self.reachable_functions(v, &by_class);
+                    if let Some(r) = call.records[i] {
+                        funcs.extend(self.member_functions(r, &by_class));
+                    }
+                    for func in funcs {
                         if call.bound.contains(&func) {
                             continue;
                         }
@@ -606,7 +670,10 @@ impl Solver<'_> {
         let by_class = self.function_classes();
         for h in std::mem::take(&mut self.handed) {
             let c = self.p.uf.find(h.node);
-            let funcs = by_class.get(&c).cloned().unwrap_or_default();
+            let mut funcs = by_class.get(&c).cloned().unwrap_or_default();
+            if let Some(r) = h.record {
+                funcs.extend(self.member_functions(r, &by_class));
+            }
             match &h.registry {
                 Some(name) => self.p.callbacks.register(name, funcs),
                 None => {
