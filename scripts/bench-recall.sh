@@ -12,8 +12,8 @@
 #      binary (memcached-debug / fio), flags as built minus -fsanitize               (stamped)
 #   5. run a threaded workload under TSan, logs in DEST/<prog>/tsan/log.PID (stamped):
 #      memcached: ./testapp, then prove on each t/*.t (timeout 120 s each, 15 min in all);
-#      fio: --thread job files (psync/sync/mmap/libaio/io_uring, verify, offload, stats;
-#      not posixaio, which crashes under TSan)
+#      fio: --thread job files (psync/sync/mmap/libaio/..., verify, offload, stats threads;
+#      not posixaio nor io_uring, which fail here under TSan)
 #   6. parse the data-race reports into distinct line pairs: DEST/<prog>/tsan-pairs.json
 #   7. relay analyze --compile-commands ... --format json --no-cache (default options) under
 #      /usr/bin/time -v: DEST/<prog>/relay.json, relay.time.txt, relay.stderr  (every run)
@@ -272,9 +272,9 @@ workload_fio() {
     w=$(mktemp -d /tmp/bench-recall-fio.XXXXXX)
     jobdir=$D/jobs
     mkdir -p "$jobdir"
-    # engines: the sync ones, libaio (built when libaio-dev is installed) and io_uring; not
-    # posixaio: glibc starts its aio helper threads without going through TSan's
-    # pthread_create interceptor, and fio then crashes (SIGSEGV) or hangs under TSan
+    # engines: the sync ones, libaio (built when libaio-dev is installed), null, cpuio and the
+    # file-operation ones. Not posixaio (glibc starts its aio threads behind TSan's back: fio
+    # crashes or hangs) nor io_uring (io_uring_enter fails here with ENOTTY).
     cat >"$jobdir/engines.fio" <<EOF
 [global]
 thread
@@ -283,8 +283,7 @@ size=16M
 bs=4k
 rw=randrw
 time_based
-runtime=4
-group_reporting=0
+runtime=6
 numjobs=4
 write_bw_log=$w/bw
 write_lat_log=$w/lat
@@ -300,15 +299,14 @@ ioengine=sync
 fsync=8
 [mmap]
 ioengine=mmap
-[io_uring]
-ioengine=io_uring
-iodepth=8
 [libaio]
 ioengine=libaio
 iodepth=8
 [pvsync2]
 ioengine=pvsync2
-iodepth=1
+[vsync]
+ioengine=vsync
+rw=randwrite
 [null]
 ioengine=null
 size=64M
@@ -317,8 +315,15 @@ ioengine=cpuio
 cpuload=30
 cpuchunks=1000
 numjobs=2
+[filecreate]
+ioengine=filecreate
+nrfiles=64
+filesize=4k
+numjobs=2
+runtime=2
 EOF
-    # verification, with async verify threads and offloaded submission (rate-submit workqueue)
+    # verification (with async verify threads); offloaded submission (rate-submit workqueue:
+    # numjobs=1, more than one offloading job hangs under TSan)
     cat >"$jobdir/verify.fio" <<EOF
 [global]
 thread
@@ -333,12 +338,11 @@ rw=randwrite
 verify=crc32c
 verify_async=2
 do_verify=1
-[verify-md5-offload]
+[verify-md5]
 ioengine=libaio
 iodepth=4
 rw=write
 verify=md5
-io_submit_mode=offload
 [verify-meta]
 ioengine=sync
 rw=randwrite
@@ -349,16 +353,19 @@ verify_dump=0
 ioengine=psync
 rw=randrw
 io_submit_mode=offload
+iodepth=4
+numjobs=1
 time_based
-runtime=3
+runtime=6
 EOF
-    # shared files with locking, rate limits, thinktime, several files per job, steady state
+    # shared files with locking, rate limits, thinktime, several files per job; steady state
+    # (a reporting group of its own)
     cat >"$jobdir/shared.fio" <<EOF
 [global]
 thread
 directory=$w
 time_based
-runtime=4
+runtime=6
 bs=4k
 
 [locked-excl]
@@ -380,6 +387,7 @@ ioengine=psync
 rw=randread
 size=4M
 rate_iops=500
+rate_process=poisson
 thinktime=200
 thinktime_blocks=4
 numjobs=2
@@ -392,6 +400,8 @@ filesize=1M
 file_service_type=random
 numjobs=2
 [steady]
+stonewall
+new_group
 ioengine=psync
 rw=randread
 size=4M
@@ -405,7 +415,9 @@ EOF
     for spec in "engines.fio --status-interval=1 --eta=always --eta-newline=1" \
                 "verify.fio --eta=always --output-format=json+,normal" \
                 "shared.fio --status-interval=1 --eta=always --idle-prof=percpu" \
-                "engines.fio --eta=never --output-format=terse --group_reporting=1" ; do
+                "engines.fio --eta=never --output-format=terse --group_reporting=1" \
+                "verify.fio --status-interval=1 --eta=never --output-format=json" \
+                "shared.fio --eta=always --group_reporting=1 --output-format=json+"; do
         local l
         l=$(left "$end")
         ((l >= 10)) || { log "fio: workload budget spent; skipping: $spec"; continue; }

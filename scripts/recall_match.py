@@ -138,7 +138,7 @@ def site_of(frames, srcroot, binary):
     def own(f):
         return own_path(f, srcroot, binary)
     if not frames:
-        return None, "no stack"
+        return None, "a stack TSan could not restore (history_size)"
     f0 = frames[0]
     rel = own(f0)
     if rel:

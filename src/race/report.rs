@@ -138,6 +138,17 @@ impl<'a> ReportBuilder<'a> {
                 .collect(),
             call_path_truncated: w.chain.len() >= MAX_CHAIN,
             call_path,
+            also_at: {
+                let mut at: Vec<SourceLoc> = a
+                    .witnesses
+                    .iter()
+                    .filter(|x| x.loc != w.loc)
+                    .map(|x| self.loc(x.loc))
+                    .collect();
+                at.sort();
+                at.dedup();
+                at
+            },
         }
     }
 

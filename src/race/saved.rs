@@ -356,6 +356,7 @@ mod tests {
             locks: Vec::new(),
             call_path: Vec::new(),
             call_path_truncated: false,
+            also_at: Vec::new(),
         }
     }
 

@@ -74,6 +74,10 @@ pub struct AccessSite {
     /// empty when the entry itself performs it. May be truncated (see `call_path_truncated`).
     pub call_path: Vec<CallFrame>,
     pub call_path_truncated: bool,
+    /// The other program points performing the same access (same lvalue, locks and kind, under
+    /// the same entry), sorted: each races with the other side as this one does.
+    #[serde(default)]
+    pub also_at: Vec<SourceLoc>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

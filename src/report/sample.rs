@@ -33,6 +33,7 @@ pub(crate) fn warning(file: &str) -> RaceWarning {
                     location: loc(file, 9, 3),
                 }],
                 call_path_truncated: false,
+                also_at: vec![loc(file, 4, 5)],
             },
             AccessSite {
                 lvalue: "dev->rx.count".to_string(),
@@ -56,6 +57,7 @@ pub(crate) fn warning(file: &str) -> RaceWarning {
                     },
                 ],
                 call_path_truncated: false,
+                also_at: vec![],
             },
         ],
         filtered_by: vec![],

@@ -91,9 +91,22 @@ fn result(w: &RaceWarning) -> Value {
     if let Some(a) = first {
         r["locations"] = json!([location(&a.location, None, None)]);
     }
+    let mut related = Vec::new();
     if let Some(b) = second {
         let msg = format!("the other access: {}", describe(b));
-        r["relatedLocations"] = json!([location(&b.location, Some(1), Some(&msg))]);
+        related.push(location(&b.location, Some(1), Some(&msg)));
+    }
+    // Every other site of either access races the same way: code scanning shows them as
+    // related locations of the one result (one result per pair of sites would multiply them).
+    for a in &w.accesses {
+        for at in &a.also_at {
+            let msg = format!("the same access: {}", describe(a));
+            let id = u32::try_from(related.len() + 1).unwrap_or(u32::MAX);
+            related.push(location(at, Some(id), Some(&msg)));
+        }
+    }
+    if !related.is_empty() {
+        r["relatedLocations"] = json!(related);
     }
     if !w.accesses.is_empty() {
         r["codeFlows"] = json!([{

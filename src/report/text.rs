@@ -179,6 +179,14 @@ fn render_access(
         writeln!(out, "{bar}     lvalue: `{}`", a.lvalue)?;
     }
     writeln!(out, "{bar}     locks held: {}", locks(&a.locks))?;
+    if !a.also_at.is_empty() {
+        let at: Vec<String> = a
+            .also_at
+            .iter()
+            .map(|l| format!("{}:{}:{}", l.file, l.line, l.col))
+            .collect();
+        writeln!(out, "{bar}     also at: {}", at.join(", "))?;
+    }
     for (i, line) in call_path_lines(a).iter().enumerate() {
         if i == 0 {
             writeln!(out, "{bar}     call path: {line}")?;
@@ -426,6 +434,7 @@ mod tests {
 warning[data-race]: `rx_p->count` may be accessed concurrently without a common lock
   --> {file}:3:5: write in airo_read_stats (thread airo_thread, may run twice)
    |     locks held: none
+   |     also at: {file}:4:5
    |     call path: airo_thread
    |                → airo_read_stats  (call at {file}:9:3)
    |

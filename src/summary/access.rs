@@ -36,8 +36,10 @@ pub struct Witness {
     pub func: Option<FuncId>,
 }
 
-/// At most this many witnesses are kept per guarded access (the shortest chains first).
-pub const MAX_WITNESSES: usize = 2;
+/// At most this many witnesses — distinct program points, each with its shortest call chain —
+/// are kept per guarded access (the shortest chains first). Every one is reported (a race on
+/// lines 8 and 9 of a function names both lines); past the bound the rest are not.
+pub const MAX_WITNESSES: usize = 16;
 
 /// A summary with more guarded accesses than this is widened ([`AccessSet::coarsen`]).
 pub const MAX_ACCESSES: usize = 2000;
@@ -204,14 +206,17 @@ impl AccessSet {
         make: impl FnOnce() -> Witness,
     ) {
         let (_, ws) = self.map.entry(key).or_insert_with(|| (class, Vec::new()));
+        // One witness per program point, with its shortest chain; among equal (length,
+        // location) the first inserted is kept (insertion order is deterministic).
+        if let Some(i) = ws.iter().position(|w| w.loc == loc) {
+            if ws[i].chain.len() <= chain_len {
+                return;
+            }
+            ws.remove(i);
+        }
         let order = |w: &Witness| (w.chain.len(), w.loc);
         let pos = ws.partition_point(|x| order(x) <= (chain_len, loc));
         if pos >= MAX_WITNESSES {
-            return;
-        }
-        // Among equal (length, location) the first inserted is kept: insertion order is
-        // deterministic, and one witness per program point is enough.
-        if pos > 0 && order(&ws[pos - 1]) == (chain_len, loc) {
             return;
         }
         ws.insert(pos, make());
