@@ -98,6 +98,20 @@ pub fn call_shape(program: &Program, caller: FuncId, callee: &Expr) -> Option<Sh
     shape_of(&program.types, expr_type(program, caller, callee)?)
 }
 
+/// The record a pointer expression points to, by its static type (`&act` is a
+/// `struct sigaction *`; a cast to `void *` hides it).
+pub(crate) fn pointee_record(program: &Program, caller: FuncId, e: &Expr) -> Option<RecordId> {
+    let types = &program.types;
+    let t = match e {
+        Expr::AddrOf(lv) => lval_type(program, caller, lv)?,
+        Expr::Cast(_, inner) if matches!(**inner, Expr::AddrOf(_)) => {
+            return pointee_record(program, caller, inner)
+        }
+        _ => types.pointee(expr_type(program, caller, e)?)?,
+    };
+    types.as_record(t)
+}
+
 /// The static type of a cast or a load, when the IR makes it evident (other expressions: `None`).
 pub(crate) fn expr_type(program: &Program, caller: FuncId, e: &Expr) -> Option<TypeId> {
     match e {

@@ -566,18 +566,8 @@ impl Solver<'_> {
         out
     }
 
-    /// The record an argument points to, by its static type (`&act` is a `struct sigaction *`).
     fn pointee_record(&self, f: FuncId, e: &Expr) -> Option<RecordId> {
-        let types = &self.program.types;
-        let mut e = e;
-        while let Expr::Cast(_, inner) = e {
-            e = inner;
-        }
-        let t = match e {
-            Expr::AddrOf(lv) => super::signature::lval_type(self.program, f, lv)?,
-            _ => types.pointee(super::signature::expr_type(self.program, f, e)?)?,
-        };
-        types.as_record(t)
+        super::signature::pointee_record(self.program, f, e)
     }
 
     /// Functions stored into the members of `record` (and of the records nested in it by

@@ -25,6 +25,9 @@ mod call;
 mod fresh;
 use call::merge_spawns;
 
+/// At most this many members of a record get the accesses of a whole-object access.
+const MAX_MEMBER_ACCESSES: usize = 64;
+
 /// The dataflow state: tracked locals' values and the relative lockset.
 #[derive(Clone, PartialEq, Debug)]
 pub struct State {
@@ -443,8 +446,36 @@ impl<'a> FnAnalysis<'a> {
         }
         let atomic = self.is_atomic(lv);
         let class = || self.ctx.pta.lval_class(self.func, lv);
+        let record = crate::pta::signature::lval_type(self.ctx.program, self.func, lv)
+            .and_then(|t| self.ctx.program.types.as_record(t));
         for p in self.lval_paths(st, lv) {
+            if let Some(r) = record {
+                self.push_members(st, col, &p, r, kind, atomic, loc);
+            }
             self.push(st, col, p, kind, atomic, loc, class);
+        }
+    }
+
+    /// A whole-object access (`s = t`, `memset(&s, ...)`, a struct passed by value) overlaps
+    /// every member access; in the field-based points-to mode members are classes of their own,
+    /// so the access is recorded on each member of record `r` too (at most
+    /// [`MAX_MEMBER_ACCESSES`], nested records not expanded).
+    #[allow(clippy::too_many_arguments)]
+    fn push_members(
+        &self,
+        st: &State,
+        col: &mut Collector,
+        path: &Path,
+        r: RecordId,
+        kind: AccessKind,
+        atomic: bool,
+        loc: Loc,
+    ) {
+        let fields = &self.ctx.program.types.record(r).fields;
+        for f in fields.iter().take(MAX_MEMBER_ACCESSES) {
+            let member = path.clone().with(Step::Field(r, f.name));
+            let class = || self.ctx.pta.field_class(r, f.name);
+            self.push(st, col, member, kind, atomic, loc, class);
         }
     }
 

@@ -252,7 +252,13 @@ impl FnAnalysis<'_> {
                     .get(i)
                     .and_then(|a| self.ctx.pta.value_class(self.func, a))
             };
+            let record = call.args.get(i).and_then(|a| {
+                crate::pta::signature::pointee_record(self.ctx.program, self.func, a)
+            });
             for p in self.pointee(st, call, i, Self::normalize).0 {
+                if let Some(r) = record {
+                    self.push_members(st, col, &p, r, kind, atomic, call.loc);
+                }
                 self.push(st, col, p, kind, atomic, call.loc, class);
             }
         };
