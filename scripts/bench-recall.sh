@@ -25,10 +25,11 @@
 # Steps 2-6 are skipped when their results exist, so a re-run only repeats relay (minutes).
 # --rerun-tsan runs the workload (5) and parsing (6) again; delete DEST/<prog> to start over.
 # Env: RELAY (relay binary; default target/release/relay of this repo, built if missing),
-#      DEST, JOBS (make -j, default 2), TSAN_BUDGET (seconds of workload per program, 900).
+#      DEST, JOBS (make -j, default 2), TSAN_BUDGET (seconds of workload per program, 900),
+#      TSAN_OPTIONS_EXTRA (appended to the TSan options, e.g. history_size=7; --rerun-tsan).
 set -euo pipefail
 
-usage() { sed -n '2,30s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,31s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 RERUN=0
 PROGS=()
 for a in "$@"; do
@@ -161,7 +162,7 @@ PY
     chmod +x "$WRAP"
 fi
 TSAN_CFLAGS="-fsanitize=thread -g -O1"
-TSAN_OPTS="report_signal_unsafe=0 halt_on_error=0 history_size=4 second_deadlock_stack=1 exitcode=0"
+TSAN_OPTS="report_signal_unsafe=0 halt_on_error=0 history_size=4 second_deadlock_stack=1 exitcode=0 ${TSAN_OPTIONS_EXTRA:-}"
 
 # ---- 3-4. source, configure, build ---------------------------------------------------------
 fetch() { # prog marker-file -> sets SRC
@@ -323,8 +324,7 @@ filesize=4k
 numjobs=2
 runtime=2
 EOF
-    # verification (with async verify threads); offloaded submission (rate-submit workqueue:
-    # numjobs=1, more than one offloading job hangs under TSan)
+    # verification, with async verify threads
     cat >"$jobdir/verify.fio" <<EOF
 [global]
 thread
@@ -350,14 +350,20 @@ rw=randwrite
 verify=meta
 verify_backlog=64
 verify_dump=0
+EOF
+    # offloaded submission (the rate-submit workqueue); one job: with more it hangs under TSan
+    cat >"$jobdir/offload.fio" <<EOF
 [offload-rw]
+thread
+directory=$w
+size=8M
+bs=4k
 ioengine=psync
 rw=randrw
 io_submit_mode=offload
 iodepth=4
-numjobs=1
 time_based
-runtime=6
+runtime=4
 EOF
     # shared files with locking, rate limits, thinktime, several files per job; steady state
     # (a reporting group of its own)
@@ -413,24 +419,31 @@ numjobs=2
 EOF
     cd "$w"
     local n=0
-    # Each run is capped at 120 s (they take 10-30 s): the offload job sometimes hangs under
-    # TSan (job thread and workqueue workers all in pthread_cond_wait); --status-interval with
-    # the verify jobs hung too, so it is not used there. What a killed run logged is kept.
-    for spec in "engines.fio --status-interval=1 --eta=always --eta-newline=1" \
-                "verify.fio --eta=always --output-format=json+,normal" \
-                "shared.fio --status-interval=1 --eta=always --idle-prof=percpu" \
-                "engines.fio --eta=never --output-format=terse --group_reporting=1" \
-                "verify.fio --eta=never --output-format=json" \
-                "shared.fio --eta=always --group_reporting=1 --output-format=json+"; do
+    # Each run is capped (they take 10-30 s): the offload job sometimes hangs under TSan (job
+    # thread and workqueue workers all in pthread_cond_wait). What a killed run logged is kept.
+    # --idle-prof=percpu with shared.fio (lockfile, steady state) runs no job: used elsewhere.
+    # CAP(s) JOBFILE OPTIONS...
+    local specs=(
+        "120 engines.fio --status-interval=1 --eta=always --eta-newline=1"
+        "120 verify.fio --eta=always --output-format=json+,normal"
+        "120 shared.fio --status-interval=1 --eta=always"
+        "120 engines.fio --eta=never --output-format=terse --group_reporting=1 --idle-prof=percpu"
+        "60 offload.fio --status-interval=1 --eta=always"
+        "120 shared.fio --eta=always --group_reporting=1 --output-format=json+"
+        "120 verify.fio --eta=never --output-format=json"
+    )
+    local spec cap args
+    for spec in "${specs[@]}"; do
+        read -r cap args <<<"$spec"
         local l
         l=$(left "$end")
-        ((l >= 10)) || { log "fio: workload budget spent; skipping: $spec"; continue; }
-        ((l > 120)) && l=120
+        ((l >= 10)) || { log "fio: workload budget spent; skipping: $args"; continue; }
+        ((l > cap)) && l=$cap
         n=$((n + 1))
-        log "fio: run $n: fio --thread $spec (timeout ${l}s)"
+        log "fio: run $n: fio --thread $args (timeout ${l}s)"
         rc=0
         # shellcheck disable=SC2086
-        timeout -k 5 "$l" "$SRC/fio" $jobdir/${spec%% *} ${spec#* } >"$D/workload.$n.log" 2>&1 || rc=$?
+        timeout -k 5 "$l" "$SRC/fio" $jobdir/$args >"$D/workload.$n.log" 2>&1 || rc=$?
         ((rc == 0)) || log "fio: run $n exited $rc (see $D/workload.$n.log)"
         rm -rf "${w:?}"/*
     done

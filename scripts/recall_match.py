@@ -239,14 +239,20 @@ def cmd_match(pairs_path, relay_path, srcroot, compiledir, name, misses_path, su
     warnings = [w for w in rep["warnings"] if not w.get("filtered_by")]
     rpairs, rlines = {}, {}
     for idx, w in enumerate(warnings):
+        # Each side is every site of its access: the shown location and `also_at` (schema 2).
         sides = []
         for a in w["accesses"]:
-            f = norm(a["location"]["file"])
-            sides.append((f, a["location"]["line"]))
-            if f:
-                rlines.setdefault((f, a["location"]["line"]), []).append(idx)
-        if len(sides) == 2 and all(s[0] for s in sides):
-            rpairs.setdefault(frozenset(sides), []).append(idx)
+            site = set()
+            for loc in [a["location"]] + a.get("also_at", []):
+                f = norm(loc["file"])
+                if f:
+                    site.add((f, loc["line"]))
+                    rlines.setdefault((f, loc["line"]), []).append(idx)
+            sides.append(site)
+        if len(sides) == 2:
+            for x in sides[0]:
+                for y in sides[1]:
+                    rpairs.setdefault(frozenset((x, y)), []).append(idx)
     # functions of each warning (for "the same two functions are warned at other lines")
     fpairs = set()
     for w in warnings:

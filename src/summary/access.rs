@@ -132,7 +132,7 @@ impl<'a> AccessView<'a> {
 /// (path, lockset, kind, atomic, phase).
 pub type AccessKey = (u32, u32, AccessKind, bool, Phase);
 /// What [`AccessSet::coarsen`] keeps per merged access: lockset id, class, witness.
-type Merged = (u32, Option<u32>, Witness);
+type Merged = (u32, Option<u32>, Vec<Witness>);
 
 /// The order of witnesses: shortest chain, then location, then the chain itself (a total order,
 /// so which witness survives a merge does not depend on the order accesses were found in).
@@ -230,7 +230,8 @@ impl AccessSet {
     /// The widening applied to a summary that grew past [`MAX_ACCESSES`]: every path becomes
     /// its representative form (`collapse`, `None` drops it) and the accesses of one path, kind
     /// and atomicity merge into one, with the join of their locksets (fewer must-held, more
-    /// may-released locks: only more warnings). One witness is kept per merged access.
+    /// may-released locks: only more warnings). The merged access keeps the witnesses of all
+    /// it merges (every site is still reported), up to [`MAX_WITNESSES`].
     ///
     /// Works on table indices: each distinct path is collapsed once and each distinct pair of
     /// locksets joined once (a kernel function coarsens tens of thousands of accesses that share
@@ -255,23 +256,20 @@ impl AccessSet {
             let Some(path) = new_path[p as usize] else {
                 continue;
             };
-            let w = ws.into_iter().next().expect("an access has a witness");
             match merged.entry((path, kind, atomic, phase)) {
                 std::collections::hash_map::Entry::Occupied(mut e) => {
-                    let (locks, _, best) = e.get_mut();
+                    let (locks, _, all) = e.get_mut();
                     *locks = joins.join(*locks, l);
-                    if witness_order(&w) < witness_order(best) {
-                        *best = w;
-                    }
+                    all.extend(ws);
                 }
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((l, class, w));
+                    e.insert((l, class, ws));
                 }
             }
         }
         // Merged keys are distinct, so the insertion order does not matter (`finish` sorts).
         let mut out = AccessSet::default();
-        for ((p, kind, atomic, phase), (locks, class, w)) in merged {
+        for ((p, kind, atomic, phase), (locks, class, mut ws)) in merged {
             let key = (
                 out.path_id(new_paths[p as usize].clone()),
                 out.lockset_id(joins.get(locks)),
@@ -279,8 +277,13 @@ impl AccessSet {
                 atomic,
                 phase,
             );
-            let (len, loc) = (w.chain.len(), w.loc);
-            out.insert(key, class, len, loc, || w);
+            // In the total witness order: which ones survive does not depend on the order
+            // accesses were found in.
+            ws.sort_by(|a, b| witness_order(a).cmp(&witness_order(b)));
+            for w in ws {
+                let (len, loc) = (w.chain.len(), w.loc);
+                out.insert(key, class, len, loc, || w);
+            }
         }
         out
     }
