@@ -253,11 +253,16 @@ def cmd_match(pairs_path, relay_path, srcroot, compiledir, name, misses_path, su
             for x in sides[0]:
                 for y in sides[1]:
                     rpairs.setdefault(frozenset((x, y)), []).append(idx)
-    # functions of each warning (for "the same two functions are warned at other lines")
+    # functions of each warning (for "warned on the same call paths, at other lines")
     fpairs = set()
     for w in warnings:
-        fs = [strip(a["function"]) for a in w["accesses"]]
-        fpairs.add(frozenset(fs))
+        f1, f2 = (strip(a["function"]) for a in w["accesses"])
+        fpairs.add((f1, f2))
+        fpairs.add((f2, f1))
+
+    def path_funcs(side):
+        fs = [x.split(" ")[0] for x in side.get("stack") or [] if not x.startswith("[")]
+        return fs or [side["func"]]
     reach = reachable(callgraph_path, warnings) if callgraph_path else None
 
     def cause(p, ina, inb):
@@ -270,8 +275,8 @@ def cmd_match(pairs_path, relay_path, srcroot, compiledir, name, misses_path, su
         if reach is not None:
             if any(f not in reach for f in (fa, fb)):
                 return "unreached"
-        if frozenset((fa, fb)) in fpairs:
-            return "same functions warned at other lines"
+        if any((x, y) in fpairs for x in path_funcs(p["a"]) for y in path_funcs(p["b"])):
+            return "warned on the same call paths, at other lines"
         return "reached, not warned"
 
     pairs = tsan["pairs"]
@@ -308,8 +313,11 @@ def cmd_match(pairs_path, relay_path, srcroot, compiledir, name, misses_path, su
                 "\n#   interceptor: TSan's frame #0 is memcpy/memset/calloc/...; the line is its call site\n"
                 "#   unreached: the TSan function is not reachable in relay's call graph from any thread\n"
                 "#     entry relay found (e.g. libevent callbacks: event_base_loop has no model)\n"
-                "#   same functions warned at other lines: relay warns about these two functions, not these lines\n"
-                "#     (relay merges accesses to one lvalue under one lockset and shows one witness line)\n")
+                "#   warned on the same call paths, at other lines: some relay warning pairs a function of\n"
+                "#     one side's TSan stack with a function of the other's (relay merges the accesses to\n"
+                "#     one lvalue under one lockset and reports one witness line, often another line or\n"
+                "#     the caller's)\n"
+                "#   reached, not warned: none of the above\n")
         cur = None
         for p, ina, inb, why in sorted(misses, key=lambda m: (m[3], m[0]["a"]["file"], m[0]["a"]["line"],
                                                               m[0]["b"]["file"], m[0]["b"]["line"])):

@@ -406,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn coarsen_joins_locksets_and_keeps_the_best_witness() {
+    fn coarsen_joins_locksets_and_keeps_every_site() {
         let accesses = vec![
             (1, held(&[1, 2], &[]), 30),
             (2, held(&[1], &[3]), 20),
@@ -419,12 +419,47 @@ mod tests {
             tables,
             AccessTables::new(vec![global(0)], vec![held(&[1], &[3, 4])])
         );
-        assert_eq!(out[0].witnesses.len(), 1);
-        assert_eq!(out[0].witnesses[0].loc, at(20));
+        let lines: Vec<Loc> = out[0].witnesses.iter().map(|w| w.loc).collect();
+        assert_eq!(lines, vec![at(20), at(30), at(40)]);
         assert_eq!(out[0].class, Some(7));
         // Any insertion order gives the same result.
         let mut reversed = accesses.clone();
         reversed.reverse();
         assert_eq!(coarsened(&reversed), (tables, out));
+    }
+
+    #[test]
+    fn one_witness_per_site_with_its_shortest_chain_up_to_the_bound() {
+        let mut set = AccessSet::default();
+        let key = (
+            set.path_id(global(1)),
+            set.lockset_id(&held(&[], &[])),
+            AccessKind::Read,
+            false,
+            Phase::Threaded,
+        );
+        let callee = CallSite {
+            loc: at(1000),
+            callee: crate::ir::FuncId(3),
+        };
+        let long = Chain::prefixed(callee, &Chain::empty());
+        let witness = |line: u32, chain: &Chain| Witness {
+            loc: at(line),
+            chain: chain.clone(),
+            func: None,
+        };
+        // The same site through a call, then directly: the direct (shorter) one replaces it.
+        set.insert(key, None, 1, at(5), || witness(5, &long));
+        set.insert(key, None, 0, at(5), || witness(5, &Chain::empty()));
+        set.insert(key, None, 1, at(5), || witness(5, &long));
+        for line in 10..10 + 2 * MAX_WITNESSES as u32 {
+            set.insert(key, None, 0, at(line), || witness(line, &Chain::empty()));
+        }
+        let (_, out) = set.finish();
+        let ws = &out[0].witnesses;
+        assert_eq!(ws.len(), MAX_WITNESSES);
+        assert_eq!((ws[0].loc, ws[0].chain.len()), (at(5), 0));
+        let distinct: std::collections::BTreeSet<Loc> = ws.iter().map(|w| w.loc).collect();
+        assert_eq!(distinct.len(), MAX_WITNESSES, "one witness per site");
     }
 }
