@@ -52,6 +52,9 @@ DEST=$(cd "$DEST" && pwd)
 case $DEST/ in "$REPO"/*) echo "bench-recall: error: DEST must be outside the repository" >&2; exit 2 ;; esac
 log() { printf '[bench-recall %s] %s\n' "$(date +%T)" "$*"; }
 die() { printf 'bench-recall: error: %s\n' "$*" >&2; exit 1; }
+# one run at a time per DEST (two workloads would mix their TSan logs)
+exec 9>"$DEST/.lock"
+flock -n 9 || die "another bench-recall.sh is running on $DEST"
 T0=$SECONDS
 export DEBIAN_FRONTEND=noninteractive
 MATCH=$HERE/recall_match.py
