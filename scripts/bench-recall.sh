@@ -12,8 +12,8 @@
 #      binary (memcached-debug / fio), flags as built minus -fsanitize               (stamped)
 #   5. run a threaded workload under TSan, logs in DEST/<prog>/tsan/log.PID (stamped):
 #      memcached: ./testapp, then prove on each t/*.t (timeout 120 s each, 15 min in all);
-#      fio: --thread job files (psync/sync/mmap/libaio/..., verify, offload, stats threads;
-#      not posixaio nor io_uring, which fail here under TSan)
+#      fio: 7 runs of --thread job files (psync/sync/mmap/libaio/..., verify, offload, stats
+#      threads; not posixaio nor io_uring, which fail here under TSan), FIO_ROUNDS times (3)
 #   6. parse the data-race reports into distinct line pairs: DEST/<prog>/tsan-pairs.json
 #      (again when scripts/recall_match.py is newer; the logs are kept)
 #   7. relay analyze --compile-commands ... --format json --no-cache (default options) under
@@ -238,7 +238,7 @@ workload_memcached() {
     export TSAN_OPTIONS="$TSAN_OPTS log_path=$D/tsan/log"
     cd "$SRC"
     log "memcached: ./testapp (log: $D/workload.log)"
-    rc=0; timeout 300 ./testapp >>"$D/workload.log" 2>&1 || rc=$?
+    rc=0; timeout 300 ./testapp >>"$D/workload.log" 2>&1 9>&- || rc=$?
     echo "== testapp: exit $rc" >>"$D/workload.log"
     for t in t/*.t; do
         local l
@@ -253,7 +253,7 @@ workload_memcached() {
                 echo "== $t: skipped (needs git)" >>"$D/workload.log"; n_skip=$((n_skip + 1)); continue ;;
         esac
         rc=0
-        timeout -k 5 "$l" prove "$t" >>"$D/workload.log" 2>&1 || rc=$?
+        timeout -k 5 "$l" prove "$t" >>"$D/workload.log" 2>&1 9>&- || rc=$?
         if ((rc == 0)); then n_ok=$((n_ok + 1)); echo "== $t: ok" >>"$D/workload.log"
         elif ((rc == 124 || rc == 137)); then n_fail=$((n_fail + 1)); echo "== $t: timed out after ${l}s" >>"$D/workload.log"
         else n_fail=$((n_fail + 1)); echo "== $t: exit $rc" >>"$D/workload.log"; fi
@@ -435,7 +435,10 @@ EOF
         "120 shared.fio --eta=always --group_reporting=1 --output-format=json+"
         "120 verify.fio --eta=never --output-format=json"
     )
-    local spec cap args
+    # The list runs FIO_ROUNDS times (default 3): which races TSan reports (and which earlier
+    # stacks it can still restore) varies from run to run; the union is steadier.
+    local spec cap args round
+    for round in $(seq "${FIO_ROUNDS:-3}"); do
     for spec in "${specs[@]}"; do
         read -r cap args <<<"$spec"
         local l
@@ -443,12 +446,13 @@ EOF
         ((l >= 10)) || { log "fio: workload budget spent; skipping: $args"; continue; }
         ((l > cap)) && l=$cap
         n=$((n + 1))
-        log "fio: run $n: fio --thread $args (timeout ${l}s)"
+        log "fio: run $n (round $round): fio --thread $args (timeout ${l}s)"
         rc=0
         # shellcheck disable=SC2086
-        timeout -k 5 "$l" "$SRC/fio" $jobdir/$args >"$D/workload.$n.log" 2>&1 || rc=$?
+        timeout -k 5 "$l" "$SRC/fio" $jobdir/$args >"$D/workload.$n.log" 2>&1 9>&- || rc=$?
         ((rc == 0)) || log "fio: run $n exited $rc (see $D/workload.$n.log)"
         rm -rf "${w:?}"/*
+    done
     done
     cd - >/dev/null
     rm -rf "$w"

@@ -47,13 +47,7 @@ impl FnAnalysis<'_> {
         for g in targets {
             let (locks, threads, r) = self.apply_callee(st, g, &call, sink);
             ret = ret.join(&r);
-            match &mut after {
-                Some((l, t)) => {
-                    l.join(&locks);
-                    t.join(&threads);
-                }
-                None => after = Some((locks, threads)),
-            }
+            join_effects(&mut after, locks, threads);
         }
         // Callbacks the callee runs (a comparator, an event loop's handlers): zero or more
         // times during the call, so their effects join with the call's own.
@@ -62,40 +56,8 @@ impl FnAnalysis<'_> {
             .pta
             .callbacks(self.ctx.program, self.func, callee, args)
         {
-            let Some(s) = self.callees.get(cb.func) else {
-                continue;
-            };
-            let cb_args: Vec<Expr> = cb
-                .formals
-                .iter()
-                .map(|i| {
-                    i.and_then(|i| args.get(i))
-                        .cloned()
-                        .unwrap_or(Expr::Unknown)
-                })
-                .collect();
-            let cb_actuals: Vec<SymVal> = cb
-                .formals
-                .iter()
-                .map(|i| {
-                    i.and_then(|i| actuals.get(i))
-                        .cloned()
-                        .unwrap_or(SymVal::Top)
-                })
-                .collect();
-            let cb_call = Call {
-                args: &cb_args,
-                actuals: &cb_actuals,
-                loc,
-                pointees: vec![std::cell::OnceCell::new(); cb_args.len()],
-            };
-            let (locks, threads, _) = self.apply_summary(st, cb.func, &s, &cb_call, sink);
-            match &mut after {
-                Some((l, t)) => {
-                    l.join(&locks);
-                    t.join(&threads);
-                }
-                None => after = Some((locks, threads)),
+            if let Some((locks, threads)) = self.apply_callback(st, &cb, &call, sink) {
+                join_effects(&mut after, locks, threads);
             }
         }
         if let Some((locks, threads)) = after {
@@ -110,6 +72,44 @@ impl FnAnalysis<'_> {
             self.record(st, d, AccessKind::Write, loc, sink);
             self.assign(st, d, ret);
         }
+    }
+
+    /// The lockset and thread state after callback `cb` of `call` runs, its formals bound to the
+    /// arguments the model names (the others to nothing known); `None` without a summary.
+    fn apply_callback(
+        &self,
+        st: &State,
+        cb: &crate::pta::callbacks::CallbackCall,
+        call: &Call<'_>,
+        sink: &mut Option<&mut Collector>,
+    ) -> Option<(RelativeLockset, ThreadState)> {
+        let s = self.callees.get(cb.func)?;
+        let args: Vec<Expr> = cb
+            .formals
+            .iter()
+            .map(|i| {
+                i.and_then(|i| call.args.get(i))
+                    .cloned()
+                    .unwrap_or(Expr::Unknown)
+            })
+            .collect();
+        let actuals: Vec<SymVal> = cb
+            .formals
+            .iter()
+            .map(|i| {
+                i.and_then(|i| call.actuals.get(i))
+                    .cloned()
+                    .unwrap_or(SymVal::Top)
+            })
+            .collect();
+        let cb_call = Call {
+            args: &args,
+            actuals: &actuals,
+            loc: call.loc,
+            pointees: vec![std::cell::OnceCell::new(); args.len()],
+        };
+        let (locks, threads, _) = self.apply_summary(st, cb.func, &s, &cb_call, sink);
+        Some((locks, threads))
     }
 
     /// The lockset and thread state after calling `g`, and the call's value.
@@ -528,6 +528,21 @@ impl FnAnalysis<'_> {
             SymVal::Bottom => SymVal::Top,
             v => v.clone(),
         }
+    }
+}
+
+/// Joins one alternative's lockset and thread state into those of a call's other alternatives.
+fn join_effects(
+    after: &mut Option<(RelativeLockset, ThreadState)>,
+    locks: RelativeLockset,
+    threads: ThreadState,
+) {
+    match after {
+        Some((l, t)) => {
+            l.join(&locks);
+            t.join(&threads);
+        }
+        None => *after = Some((locks, threads)),
     }
 }
 
