@@ -230,12 +230,29 @@ fn may_alias(program: &Program, a: &Path, b: &Path) -> bool {
             return false;
         }
     }
-    match (a.steps.last(), b.steps.last()) {
+    let different_members = |x: Option<&Step>, y: Option<&Step>| match (x, y) {
         (Some(Step::Field(ra, fa)), Some(Step::Field(rb, fb))) if ra == rb && fa != fb => {
-            program.types.record(*ra).kind == RecordKind::Union
+            program.types.record(*ra).kind != RecordKind::Union
         }
-        _ => true,
+        _ => false,
+    };
+    if different_members(a.steps.last(), b.steps.last()) {
+        return false;
     }
+    // One object reached the same way, then two different members of it (`d->lock` and
+    // `d->pwr.ev`; `d->lock` as a whole, from a lock operation, and `d->pwr.ev`).
+    if a.root == b.root {
+        let common = a
+            .steps
+            .iter()
+            .zip(&b.steps)
+            .take_while(|(x, y)| x == y)
+            .count();
+        if different_members(a.steps.get(common), b.steps.get(common)) {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]
