@@ -272,6 +272,11 @@ fn write_text(
         p.nodes, p.classes, p.unifications, p.allocation_sites, p.thread_creations,
         p.function_pointer_slots, p.open_slots
     )?;
+    writeln!(
+        out,
+        "callbacks: {} escaped (thread entries of their own; {} handed to unknown externals), {} registered with a loop",
+        p.escaped_callbacks, p.escaped_to_unknown, p.registered_callbacks
+    )?;
     if let Some(l) = largest_class(program, pta) {
         let shown = l
             .members

@@ -61,6 +61,7 @@ pub struct CallbackTable {
     specs: FxHashMap<FuncId, Spec>,
     registered: FxHashMap<String, Vec<FuncId>>,
     escaped: Vec<EscapedCallback>,
+    escaped_set: rustc_hash::FxHashSet<FuncId>,
 }
 
 impl CallbackTable {
@@ -98,7 +99,7 @@ impl CallbackTable {
 
     /// Records an escaped callback unless that function already escaped.
     pub(super) fn escape(&mut self, e: EscapedCallback) -> bool {
-        if self.escaped.iter().any(|x| x.func == e.func) {
+        if !self.escaped_set.insert(e.func) {
             return false;
         }
         self.escaped.push(e);
@@ -145,6 +146,13 @@ impl CallbackTable {
                 })
                 .collect(),
         }
+    }
+
+    /// Escaped callbacks, of which to unknown externals, and registered ones.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let unknown = self.escaped.iter().filter(|e| e.unknown).count();
+        let registered = self.registered.values().map(Vec::len).sum();
+        (self.escaped.len(), unknown, registered)
     }
 
     /// Whether calls to `g` call anything back.

@@ -75,6 +75,12 @@ pub struct PtaStats {
     /// them are open (calls through them are not filtered by the functions stored).
     pub function_pointer_slots: usize,
     pub open_slots: usize,
+    /// Callbacks that are thread entries of their own (handed to an async model or to an
+    /// unknown external), of which handed to an unknown external; callbacks registered with a
+    /// loop ([`callbacks`]).
+    pub escaped_callbacks: usize,
+    pub escaped_to_unknown: usize,
+    pub registered_callbacks: usize,
 }
 
 /// How structs are treated.

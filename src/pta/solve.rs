@@ -32,7 +32,7 @@ struct UnknownCall {
     /// The record type each argument points to, if its static type says so.
     records: Vec<Option<RecordId>>,
     /// Functions already bound as this call's callbacks.
-    bound: Vec<FuncId>,
+    bound: rustc_hash::FxHashSet<FuncId>,
 }
 
 /// A callback argument of a modelled call.
@@ -399,7 +399,7 @@ impl Solver<'_> {
                     loc,
                     args,
                     records,
-                    bound: Vec::new(),
+                    bound: Default::default(),
                 });
                 return;
             }
@@ -616,20 +616,40 @@ impl Solver<'_> {
     fn bind_unknown_callbacks(&mut self) {
         let mut calls = std::mem::take(&mut self.unknown_calls);
         loop {
+            // Per round, what each class and record reaches is computed once. Bindings unify
+            // classes, so a round's answers may miss functions: the next round finds them, and
+            // the last round binds nothing (no unification), so its answers are exact.
             let by_class = self.function_classes();
+            let mut by_root: FxHashMap<u32, std::rc::Rc<Vec<FuncId>>> = FxHashMap::default();
+            let mut by_record: FxHashMap<RecordId, std::rc::Rc<Vec<FuncId>>> = FxHashMap::default();
             let mut changed = false;
             for call in &mut calls {
                 for (i, v) in call.args.clone().into_iter().enumerate() {
                     let Some(v) = v else { continue };
-                    let mut funcs = self.reachable_functions(v, &by_class);
-                    if let Some(r) = call.records[i] {
-                        funcs.extend(self.member_functions(r, &by_class));
-                    }
-                    for func in funcs {
-                        if call.bound.contains(&func) {
+                    let root = self.p.uf.find(v);
+                    let reached = match by_root.get(&root) {
+                        Some(f) => f.clone(),
+                        None => {
+                            let f = std::rc::Rc::new(self.reachable_functions(v, &by_class));
+                            by_root.insert(root, f.clone());
+                            f
+                        }
+                    };
+                    let members = match call.records[i] {
+                        None => std::rc::Rc::new(Vec::new()),
+                        Some(r) => match by_record.get(&r) {
+                            Some(f) => f.clone(),
+                            None => {
+                                let f = std::rc::Rc::new(self.member_functions(r, &by_class));
+                                by_record.insert(r, f.clone());
+                                f
+                            }
+                        },
+                    };
+                    for &func in reached.iter().chain(members.iter()) {
+                        if !call.bound.insert(func) {
                             continue;
                         }
-                        call.bound.push(func);
                         changed = true;
                         let lam = self.lam_of(self.p.function_node(func), 0);
                         for (j, w) in call.args.iter().enumerate() {
@@ -680,6 +700,11 @@ impl Solver<'_> {
             }
         }
         self.p.callbacks.finish();
+        (
+            self.p.stats.escaped_callbacks,
+            self.p.stats.escaped_to_unknown,
+            self.p.stats.registered_callbacks,
+        ) = self.p.callbacks.counts();
     }
 
     fn finish(mut self) -> PointsTo {

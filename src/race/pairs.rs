@@ -64,9 +64,17 @@ pub fn racing_pairs<'a>(
         ..Default::default()
     };
     let mut buckets: BTreeMap<Bucket, Vec<(usize, AccessView<'a>)>> = BTreeMap::new();
+    // Escaped callbacks are interchangeable for the check (each may run at any time, in any
+    // thread, several at once, ordered with nothing): an access that several of them perform
+    // (through a common callee) is paired once, under the first of them.
+    let mut pooled = rustc_hash::FxHashSet::default();
     for (i, e) in entries.iter().enumerate() {
         let Some(s) = sums.get(e.func) else { continue };
+        let interchangeable = is_interchangeable(e);
         for a in s.all_accesses() {
+            if interchangeable && !pooled.insert(AccessIdentity::of(&a)) {
+                continue;
+            }
             let key = match a.class {
                 Some(c) => Bucket::Class(c),
                 None => Bucket::Path(a.path.clone()),
@@ -89,6 +97,42 @@ pub fn racing_pairs<'a>(
         });
     }
     (found.into_values().collect(), stats)
+}
+
+/// An entry that may run at any time, in any thread, several at once, ordered with nothing and
+/// with no known argument: an escaped callback.
+fn is_interchangeable(e: &ThreadEntry) -> bool {
+    matches!(e.origin, super::entries::EntryOrigin::Callback { .. })
+        && e.multiple
+        && !e.is_main
+        && !e.main_ordered
+        && !e.join_ordered
+        && e.arg.is_none()
+}
+
+/// What the check of a pair reads of an access (its witnesses aside). Paths and locksets are
+/// interned program-wide, so equal ones are the same object.
+#[derive(PartialEq, Eq, Hash)]
+struct AccessIdentity {
+    path: *const Path,
+    locks: *const crate::summary::RelativeLockset,
+    kind: AccessKind,
+    atomic: bool,
+    class: Option<u32>,
+    phase: Phase,
+}
+
+impl AccessIdentity {
+    fn of(a: &AccessView<'_>) -> AccessIdentity {
+        AccessIdentity {
+            path: a.path,
+            locks: a.locks,
+            kind: a.kind,
+            atomic: a.atomic,
+            class: a.class,
+            phase: a.phase,
+        }
+    }
 }
 
 /// Calls `f` on every unordered pair of one bucket's accesses (an access with itself too).
