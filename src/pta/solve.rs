@@ -23,6 +23,30 @@ struct Solver<'p> {
     handed: Vec<Handed>,
 }
 
+/// Whether parameter `i` of the body-less function `g` may carry a function to call back, by
+/// its declared type: not an arithmetic value nor a pointer to one (`dlopen(const char *)`,
+/// `utimes(const char *, const struct timeval *)` take no callback, though Steensgaard may have
+/// merged their strings with a class holding functions). Unprototyped functions and variadic
+/// arguments may carry anything. (A function pointer cast to `char *` and back is not
+/// followed, as in MLTA.)
+fn may_carry_function(program: &Program, g: FuncId, i: usize) -> bool {
+    let types = &program.types;
+    let Some(f) = program.functions.get(g.index()) else {
+        return true;
+    };
+    let crate::ir::types::TypeKind::Function {
+        params, prototyped, ..
+    } = types.kind(f.ty)
+    else {
+        return true;
+    };
+    let Some(&p) = params.get(i).filter(|_| *prototyped) else {
+        return true;
+    };
+    let scalar = |t| types.is_arithmetic(t);
+    !(scalar(p) || types.pointee(p).is_some_and(scalar))
+}
+
 /// A call of a function with no body and no model: the value node of each argument.
 struct UnknownCall {
     caller: FuncId,
@@ -392,7 +416,17 @@ impl Solver<'_> {
                 // An unknown external: no points-to effect, but a function reachable from an
                 // argument may be called back at any time (bound after solving).
                 let records = args.iter().map(|a| self.pointee_record(f, a)).collect();
-                let args = args.iter().map(|a| self.val(f, a)).collect();
+                let carriers: Vec<bool> = (0..args.len())
+                    .map(|i| may_carry_function(self.program, *g, i))
+                    .collect();
+                let args = args
+                    .iter()
+                    .zip(carriers)
+                    .map(|(a, carrier)| {
+                        let v = self.val(f, a);
+                        v.filter(|_| carrier)
+                    })
+                    .collect();
                 self.unknown_calls.push(UnknownCall {
                     caller: f,
                     via: *g,
