@@ -110,8 +110,9 @@ fn is_interchangeable(e: &ThreadEntry) -> bool {
         && e.arg.is_none()
 }
 
-/// What the check of a pair reads of an access (its witnesses aside). Paths and locksets are
-/// interned program-wide, so equal ones are the same object.
+/// What the check of a pair reads of an access, and its sites (the locations of its witnesses,
+/// hashed: the same access at other lines is another one, or a pooled callback would hide its
+/// sites). Paths and locksets are interned program-wide, so equal ones are the same object.
 #[derive(PartialEq, Eq, Hash)]
 struct AccessIdentity {
     path: *const Path,
@@ -120,6 +121,7 @@ struct AccessIdentity {
     atomic: bool,
     class: Option<u32>,
     phase: Phase,
+    sites: u64,
 }
 
 impl AccessIdentity {
@@ -131,6 +133,14 @@ impl AccessIdentity {
             atomic: a.atomic,
             class: a.class,
             phase: a.phase,
+            sites: {
+                use std::hash::{Hash, Hasher};
+                let mut h = rustc_hash::FxHasher::default();
+                for w in a.witnesses {
+                    w.loc.hash(&mut h);
+                }
+                h.finish()
+            },
         }
     }
 }
