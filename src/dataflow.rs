@@ -34,6 +34,7 @@ pub trait Analysis {
     fn apply_edge(
         &self,
         state: &Self::Domain,
+        _block: usize,
         _term: &Terminator,
         _succ_index: usize,
     ) -> Self::Domain {
@@ -101,7 +102,7 @@ pub fn solve<A: Analysis>(analysis: &A, func: &Function) -> Results<A::Domain> {
             if s >= n || rank[s] == usize::MAX {
                 continue;
             }
-            let out = analysis.apply_edge(&state, &block.term, i);
+            let out = analysis.apply_edge(&state, b, &block.term, i);
             if entry[s].join(&out) {
                 growth[s] += 1;
                 if growth[s] > WIDEN_AFTER {

@@ -89,6 +89,10 @@ pub struct FnAnalysis<'a> {
     accessible: rustc_hash::FxHashSet<u32>,
     /// Locations of thread joins inside a loop (a join of `t[i]` there joins every slot).
     joins_in_loop: rustc_hash::FxHashSet<Loc>,
+    /// For each CFG edge leaving a loop that joins array slots (`for (i…) pthread_join(t[i])`),
+    /// the handle arguments of those joins: a join loop is assumed to run over every slot the
+    /// create loop filled (bounds are not compared), so on leaving it they are all joined.
+    exit_joins: rustc_hash::FxHashMap<(usize, usize), Vec<Expr>>,
     /// The handle of a thread the function cannot name: no join removes it.
     anonymous_thread: Path,
 }
@@ -135,9 +139,13 @@ impl<'a> FnAnalysis<'a> {
             formal_index,
             accessible,
             joins_in_loop: Default::default(),
+            exit_joins: Default::default(),
             anonymous_thread: Path::new(Root::Pseudo(ctx.program.names.intern("thread"))),
         };
         this.joins_in_loop = this.find_joins_in_loop();
+        if !this.joins_in_loop.is_empty() {
+            this.exit_joins = this.find_exit_joins();
+        }
         this
     }
 
@@ -155,6 +163,69 @@ impl<'a> FnAnalysis<'a> {
                 if let Instr::Call { callee, loc, .. } = instr {
                     if is_join(callee) && self.in_cycle(b) {
                         out.insert(*loc);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The edges leaving each loop that joins array slots, with the joins' handle arguments.
+    fn find_exit_joins(&self) -> rustc_hash::FxHashMap<(usize, usize), Vec<Expr>> {
+        let blocks = &self.body.blocks;
+        let succs = |b: usize| -> Vec<usize> {
+            dataflow::successors(&blocks[b].term)
+                .into_iter()
+                .map(|s| s.index())
+                .filter(|&s| s < blocks.len())
+                .collect()
+        };
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+        for b in 0..blocks.len() {
+            for s in succs(b) {
+                preds[s].push(b);
+            }
+        }
+        let reach = |from: usize, next: &dyn Fn(usize) -> Vec<usize>| {
+            let mut seen = vec![false; blocks.len()];
+            let mut stack = vec![from];
+            while let Some(x) = stack.pop() {
+                if !std::mem::replace(&mut seen[x], true) {
+                    stack.extend(next(x));
+                }
+            }
+            seen
+        };
+        let mut out: rustc_hash::FxHashMap<(usize, usize), Vec<Expr>> = Default::default();
+        for (j, block) in blocks.iter().enumerate() {
+            for instr in &block.instrs {
+                let Instr::Call {
+                    callee, args, loc, ..
+                } = instr
+                else {
+                    continue;
+                };
+                let Expr::Func(FuncRef::Linked(g)) = callee else {
+                    continue;
+                };
+                let Some(h) = self.ctx.model(*g).and_then(|m| m.thread_join.as_ref()) else {
+                    continue;
+                };
+                let Some(handle) = args.get(h.handle).filter(|a| call::array_slot(a)) else {
+                    continue;
+                };
+                if !self.joins_in_loop.contains(loc) {
+                    continue;
+                }
+                // The loop: the blocks on a cycle through the join's block.
+                let forward = reach(j, &succs);
+                let backward = reach(j, &|x| preds[x].clone());
+                for b in (0..blocks.len()).filter(|&b| forward[b] && backward[b]) {
+                    let raw = dataflow::successors(&blocks[b].term);
+                    for (i, s) in raw.into_iter().map(|s| s.index()).enumerate() {
+                        if s < blocks.len() && !(forward[s] && backward[s]) {
+                            out.entry((b, i)).or_default().push(handle.clone());
+                        }
                     }
                 }
             }
@@ -701,8 +772,19 @@ impl Analysis for FnAnalysis<'_> {
 
     /// A branch on the result of a conditional lock operation acquires the lock on the edge
     /// where the result says so.
-    fn apply_edge(&self, st: &State, term: &Terminator, succ: usize) -> State {
+    fn apply_edge(&self, st: &State, block: usize, term: &Terminator, succ: usize) -> State {
         let mut out = st.clone();
+        if st.reachable {
+            // Leaving a loop that joins array slots: every slot is joined, also on the path
+            // that ran the loop zero times (the assumption of a join loop, see `exit_joins`).
+            for handle in self.exit_joins.get(&(block, succ)).into_iter().flatten() {
+                if let SymVal::Init(p) = self.eval(st, handle) {
+                    if let Some(h) = self.normalize_lock(p) {
+                        out.threads.join_thread(h);
+                    }
+                }
+            }
+        }
         if let (true, Terminator::Branch { cond, .. }) = (st.reachable, term) {
             if let SymVal::Try { lock, nonzero } = self.eval(st, cond) {
                 let taken = succ == 0;

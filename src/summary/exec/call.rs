@@ -548,7 +548,7 @@ fn join_effects(
 
 /// Whether a handle is read from an array slot: `t[i]` on an array, or `t[1]` / `*(t + i)` on a
 /// pointer (paths drop pointer arithmetic, so `t[1]` would otherwise name every slot).
-fn array_slot(e: &Expr) -> bool {
+pub(super) fn array_slot(e: &Expr) -> bool {
     let mut e = e;
     while let Expr::Cast(_, inner) = e {
         e = inner;
