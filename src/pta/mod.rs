@@ -395,16 +395,27 @@ impl IndirectCalls for PointsTo {
         callee: &Expr,
         args: &[Expr],
     ) -> Vec<callbacks::CallbackCall> {
-        let mut out = Vec::new();
-        for g in self.resolve(program, caller, callee, args.len()) {
-            if self.callbacks.has_spec(g) {
-                out.extend(
-                    self.callbacks
-                        .calls(g, args, |a| self.call_targets(caller, a)),
-                );
-            }
-        }
-        out
+        let targets = self.resolve(program, caller, callee, args.len());
+        self.callbacks_of(caller, &targets, args)
+    }
+}
+
+impl PointsTo {
+    /// The callbacks a call in `caller` to any of `targets` (already resolved) makes.
+    pub fn callbacks_of(
+        &self,
+        caller: FuncId,
+        targets: &[FuncId],
+        args: &[Expr],
+    ) -> Vec<callbacks::CallbackCall> {
+        targets
+            .iter()
+            .filter(|&&g| self.callbacks.has_spec(g))
+            .flat_map(|&g| {
+                self.callbacks
+                    .calls(g, args, |a| self.call_targets(caller, a))
+            })
+            .collect()
     }
 }
 

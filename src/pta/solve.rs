@@ -415,7 +415,10 @@ impl Solver<'_> {
             if self.program.functions[g.index()].body.is_none() {
                 // An unknown external: no points-to effect, but a function reachable from an
                 // argument may be called back at any time (bound after solving).
-                let records = args.iter().map(|a| self.pointee_record(f, a)).collect();
+                let records = args
+                    .iter()
+                    .map(|a| super::signature::pointee_record(self.program, f, a))
+                    .collect();
                 let carriers: Vec<bool> = (0..args.len())
                     .map(|i| may_carry_function(self.program, *g, i))
                     .collect();
@@ -494,7 +497,9 @@ impl Solver<'_> {
                     }
                 }
                 if cb.run != CallbackRun::Sync {
-                    let record = args.get(cb.arg).and_then(|a| self.pointee_record(f, a));
+                    let record = args
+                        .get(cb.arg)
+                        .and_then(|a| super::signature::pointee_record(self.program, f, a));
                     self.handed.push(Handed {
                         node: routine,
                         record,
@@ -598,10 +603,6 @@ impl Solver<'_> {
             }
         }
         out
-    }
-
-    fn pointee_record(&self, f: FuncId, e: &Expr) -> Option<RecordId> {
-        super::signature::pointee_record(self.program, f, e)
     }
 
     /// Functions stored into the members of `record` (and of the records nested in it by

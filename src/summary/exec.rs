@@ -25,6 +25,10 @@ mod call;
 mod fresh;
 use call::merge_spawns;
 
+/// The handle arguments of the joins of a loop, by the CFG edge (block, successor index) that
+/// leaves it.
+type ExitJoins = rustc_hash::FxHashMap<(usize, usize), Vec<Expr>>;
+
 /// At most this many members of a record get the accesses of a whole-object access.
 const MAX_MEMBER_ACCESSES: usize = 64;
 
@@ -92,7 +96,7 @@ pub struct FnAnalysis<'a> {
     /// For each CFG edge leaving a loop that joins array slots (`for (i…) pthread_join(t[i])`),
     /// the handle arguments of those joins: a join loop is assumed to run over every slot the
     /// create loop filled (bounds are not compared), so on leaving it they are all joined.
-    exit_joins: rustc_hash::FxHashMap<(usize, usize), Vec<Expr>>,
+    exit_joins: ExitJoins,
     /// The handle of a thread the function cannot name: no join removes it.
     anonymous_thread: Path,
 }
@@ -142,37 +146,24 @@ impl<'a> FnAnalysis<'a> {
             exit_joins: Default::default(),
             anonymous_thread: Path::new(Root::Pseudo(ctx.program.names.intern("thread"))),
         };
-        this.joins_in_loop = this.find_joins_in_loop();
-        if !this.joins_in_loop.is_empty() {
-            this.exit_joins = this.find_exit_joins();
-        }
+        (this.joins_in_loop, this.exit_joins) = this.find_loop_joins();
         this
     }
 
-    /// Calls of thread-join models that lie on a CFG cycle.
-    fn find_joins_in_loop(&self) -> rustc_hash::FxHashSet<Loc> {
-        let is_join = |callee: &Expr| match callee {
-            Expr::Func(FuncRef::Linked(g)) => {
-                self.ctx.model(*g).is_some_and(|m| m.thread_join.is_some())
-            }
+    /// Calls of thread-join models that lie on a CFG cycle, and for those that join an array
+    /// slot, the edges leaving their loop with the handle argument.
+    fn find_loop_joins(&self) -> (rustc_hash::FxHashSet<Loc>, ExitJoins) {
+        let blocks = &self.body.blocks;
+        let joins = |instr: &Instr| match instr {
+            Instr::Call {
+                callee: Expr::Func(FuncRef::Linked(g)),
+                ..
+            } => self.ctx.model(*g).is_some_and(|m| m.thread_join.is_some()),
             _ => false,
         };
-        let mut out = rustc_hash::FxHashSet::default();
-        for (b, block) in self.body.blocks.iter().enumerate() {
-            for instr in &block.instrs {
-                if let Instr::Call { callee, loc, .. } = instr {
-                    if is_join(callee) && self.in_cycle(b) {
-                        out.insert(*loc);
-                    }
-                }
-            }
+        if !blocks.iter().flat_map(|b| &b.instrs).any(joins) {
+            return Default::default();
         }
-        out
-    }
-
-    /// The edges leaving each loop that joins array slots, with the joins' handle arguments.
-    fn find_exit_joins(&self) -> rustc_hash::FxHashMap<(usize, usize), Vec<Expr>> {
-        let blocks = &self.body.blocks;
         let succs = |b: usize| -> Vec<usize> {
             dataflow::successors(&blocks[b].term)
                 .into_iter()
@@ -196,41 +187,43 @@ impl<'a> FnAnalysis<'a> {
             }
             seen
         };
-        let mut out: rustc_hash::FxHashMap<(usize, usize), Vec<Expr>> = Default::default();
+        let mut in_loop = rustc_hash::FxHashSet::default();
+        let mut exits = ExitJoins::default();
         for (j, block) in blocks.iter().enumerate() {
             for instr in &block.instrs {
                 let Instr::Call {
-                    callee, args, loc, ..
+                    callee: Expr::Func(FuncRef::Linked(g)),
+                    args,
+                    loc,
+                    ..
                 } = instr
                 else {
                     continue;
                 };
-                let Expr::Func(FuncRef::Linked(g)) = callee else {
+                let Some(join) = self.ctx.model(*g).and_then(|m| m.thread_join.as_ref()) else {
                     continue;
                 };
-                let Some(h) = self.ctx.model(*g).and_then(|m| m.thread_join.as_ref()) else {
-                    continue;
-                };
-                let Some(handle) = args.get(h.handle).filter(|a| call::array_slot(a)) else {
-                    continue;
-                };
-                if !self.joins_in_loop.contains(loc) {
+                // The loop: the blocks on a cycle through the join's block.
+                let backward = reach(j, &|x| preds[x].clone());
+                if !succs(j).into_iter().any(|s| backward[s]) {
                     continue;
                 }
-                // The loop: the blocks on a cycle through the join's block.
+                in_loop.insert(*loc);
+                let Some(handle) = args.get(join.handle).filter(|a| call::array_slot(a)) else {
+                    continue;
+                };
                 let forward = reach(j, &succs);
-                let backward = reach(j, &|x| preds[x].clone());
                 for b in (0..blocks.len()).filter(|&b| forward[b] && backward[b]) {
                     let raw = dataflow::successors(&blocks[b].term);
                     for (i, s) in raw.into_iter().map(|s| s.index()).enumerate() {
                         if s < blocks.len() && !(forward[s] && backward[s]) {
-                            out.entry((b, i)).or_default().push(handle.clone());
+                            exits.entry((b, i)).or_default().push(handle.clone());
                         }
                     }
                 }
             }
         }
-        out
+        (in_loop, exits)
     }
 
     /// The exit thread state in the callers' terms: handles in this frame are anonymous.

@@ -44,18 +44,14 @@ impl FnAnalysis<'_> {
         // are not cloned per call.
         let mut after: Option<(RelativeLockset, ThreadState)> = None;
         let mut ret = SymVal::Bottom;
-        for g in targets {
+        for &g in &targets {
             let (locks, threads, r) = self.apply_callee(st, g, &call, sink);
             ret = ret.join(&r);
             join_effects(&mut after, locks, threads);
         }
         // Callbacks the callee runs (a comparator, an event loop's handlers): zero or more
         // times during the call, so their effects join with the call's own.
-        for cb in self
-            .ctx
-            .pta
-            .callbacks(self.ctx.program, self.func, callee, args)
-        {
+        for cb in self.ctx.pta.callbacks_of(self.func, &targets, args) {
             if let Some((locks, threads)) = self.apply_callback(st, &cb, &call, sink) {
                 join_effects(&mut after, locks, threads);
             }
@@ -84,24 +80,17 @@ impl FnAnalysis<'_> {
         sink: &mut Option<&mut Collector>,
     ) -> Option<(RelativeLockset, ThreadState)> {
         let s = self.callees.get(cb.func)?;
-        let args: Vec<Expr> = cb
+        // Formal k gets the call's argument the model names, or nothing known.
+        let (args, actuals): (Vec<Expr>, Vec<SymVal>) = cb
             .formals
             .iter()
-            .map(|i| {
-                i.and_then(|i| call.args.get(i))
-                    .cloned()
-                    .unwrap_or(Expr::Unknown)
-            })
-            .collect();
-        let actuals: Vec<SymVal> = cb
-            .formals
-            .iter()
-            .map(|i| {
-                i.and_then(|i| call.actuals.get(i))
-                    .cloned()
-                    .unwrap_or(SymVal::Top)
-            })
-            .collect();
+            .map(
+                |&i| match i.and_then(|i| Some((call.args.get(i)?, call.actuals.get(i)?))) {
+                    Some((a, v)) => (a.clone(), v.clone()),
+                    None => (Expr::Unknown, SymVal::Top),
+                },
+            )
+            .unzip();
         let cb_call = Call {
             args: &args,
             actuals: &actuals,
