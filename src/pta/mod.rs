@@ -101,6 +101,9 @@ pub struct PointsTo {
     pub mode: FieldMode,
     /// Member nodes of the field-based mode.
     field_nodes: FxHashMap<(RecordId, Name), u32>,
+    /// Classes holding a member node (field-based mode): a pointer into one may point into
+    /// the middle of an object, and a cast or `container_of` reaches the object around it.
+    interior: rustc_hash::FxHashSet<u32>,
     uf: UnionFind,
     /// Points-to successor of each class (valid at representatives).
     pts: Vec<u32>,
@@ -181,6 +184,13 @@ impl PointsTo {
     /// The class the members of `class` point to, if any.
     pub fn deref_class(&self, class: u32) -> Option<u32> {
         self.target(class)
+    }
+
+    /// Whether objects of `class` may be members of other objects (the class holds a member
+    /// node): two different classes then do not prove two objects apart — `container_of` on a
+    /// pointer to `x.m` reaches `x`, whose class is another.
+    pub fn is_interior(&self, class: u32) -> bool {
+        self.interior.contains(&self.class(class))
     }
 
     /// The class of a record member in the field-based mode (`None` in the insensitive mode, or

@@ -95,6 +95,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
             s.set_lam(node, Lam { args, ret, rest });
         }
     }
+    s.member_nodes();
     for (i, g) in program.globals.iter().enumerate() {
         // Initializers run in no function; their lvalues name only globals.
         let no_fn = FuncId(u32::MAX);
@@ -168,6 +169,7 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
         thread_args: Vec::new(),
         class_size: FxHashMap::default(),
         class_functions: FxHashMap::default(),
+        interior: Default::default(),
         arity: program
             .functions
             .iter()
@@ -189,6 +191,25 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
 }
 
 impl Solver<'_> {
+    /// In the field-based mode, a node for every member of every record, so every member
+    /// access has the class of its member (`S.f` for all objects of `S`), whether or not a
+    /// pointer ever flows through it: a member reached through a cast or `container_of` from
+    /// a pointer into another object is still the same location.
+    fn member_nodes(&mut self) {
+        if self.p.mode != super::FieldMode::FieldBased {
+            return;
+        }
+        for (r, def) in self.program.types.records().iter().enumerate() {
+            for f in &def.fields {
+                let key = (RecordId(r as u32), f.name);
+                if !self.p.field_nodes.contains_key(&key) {
+                    let n = self.node(Origin::Field(key.0, key.1));
+                    self.p.field_nodes.insert(key, n);
+                }
+            }
+        }
+    }
+
     fn node(&mut self, origin: Origin) -> u32 {
         self.p.origin.push(origin);
         self.p.pts.push(NONE);
@@ -758,6 +779,10 @@ impl Solver<'_> {
                 Origin::Function(fid) => {
                     *p.class_size.entry(c).or_default() += 1;
                     p.class_functions.entry(c).or_default().push(fid);
+                }
+                Origin::Field(..) => {
+                    *p.class_size.entry(c).or_default() += 1;
+                    p.interior.insert(c);
                 }
                 _ => *p.class_size.entry(c).or_default() += 1,
             }

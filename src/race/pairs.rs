@@ -3,7 +3,9 @@
 //! unlocked).
 //!
 //! Accesses are bucketed by points-to class first, so only accesses that may alias are ever
-//! compared.
+//! compared. In the default field-based mode that class is the member's (`S.f` for every object
+//! of `S`); the classes of the objects the members lie in then separate accesses of one bucket,
+//! unless an object may lie inside another (see [`object_class`]).
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,8 @@ use crate::ir::types::RecordKind;
 use crate::ir::{FuncId, Loc};
 use crate::link::Program;
 use crate::models::LockMode;
+use crate::pta::PointsTo;
+use crate::summary::path::Classes;
 use crate::summary::{AccessKind, AccessView, Path, Phase, Root, Step, Summaries};
 
 /// One side of a warning: an access performed by a thread entry (possibly in a callee).
@@ -53,9 +57,19 @@ enum Bucket {
     Path(Path),
 }
 
+/// An access of an entry, as the pair check sees it.
+#[derive(Copy, Clone)]
+struct Candidate<'a> {
+    entry: usize,
+    access: AccessView<'a>,
+    /// The class of the object the access lies in, when it proves two accesses apart.
+    object: Option<u32>,
+}
+
 /// All racing pairs between the entries, one per pair of access locations, sorted.
 pub fn racing_pairs<'a>(
     program: &Program,
+    pta: &PointsTo,
     sums: &'a Summaries,
     entries: &[ThreadEntry],
 ) -> (Vec<Pair<'a>>, PairStats) {
@@ -63,7 +77,7 @@ pub fn racing_pairs<'a>(
         entries: entries.len(),
         ..Default::default()
     };
-    let mut buckets: BTreeMap<Bucket, Vec<(usize, AccessView<'a>)>> = BTreeMap::new();
+    let mut buckets: BTreeMap<Bucket, Vec<Candidate<'a>>> = BTreeMap::new();
     // Escaped callbacks are interchangeable for the check (each may run at any time, in any
     // thread, several at once, ordered with nothing): an access that several of them perform
     // (through a common callee) is paired once, under the first of them.
@@ -71,6 +85,11 @@ pub fn racing_pairs<'a>(
     for (i, e) in entries.iter().enumerate() {
         let Some(s) = sums.get(e.func) else { continue };
         let interchangeable = is_interchangeable(e);
+        let classes = Classes {
+            program,
+            pta,
+            func: e.func,
+        };
         for a in s.all_accesses() {
             if interchangeable && !pooled.insert(AccessIdentity::of(&a)) {
                 continue;
@@ -79,14 +98,18 @@ pub fn racing_pairs<'a>(
                 Some(c) => Bucket::Class(c),
                 None => Bucket::Path(a.path.clone()),
             };
-            buckets.entry(key).or_default().push((i, a));
+            buckets.entry(key).or_default().push(Candidate {
+                entry: i,
+                access: a,
+                object: object_class(&classes, a.path),
+            });
         }
     }
     stats.buckets = buckets.len();
     let mut found: BTreeMap<(Loc, Loc), Pair<'a>> = BTreeMap::new();
     for items in buckets.values() {
-        for_each_candidate(items, |(ei, a), (ej, b)| {
-            let Some(pair) = check(program, entries, (ei, a), (ej, b), &mut stats) else {
+        for_each_candidate(items, |a, b| {
+            let Some(pair) = check(program, entries, a, b, &mut stats) else {
                 return;
             };
             let key = (
@@ -150,8 +173,8 @@ impl AccessIdentity {
 /// buckets are already small; member-level grouping would lose RELAY's "different records may
 /// alias through casts".
 fn for_each_candidate<'a>(
-    items: &[(usize, AccessView<'a>)],
-    mut f: impl FnMut((usize, AccessView<'a>), (usize, AccessView<'a>)),
+    items: &[Candidate<'a>],
+    mut f: impl FnMut(Candidate<'a>, Candidate<'a>),
 ) {
     for (x, &a) in items.iter().enumerate() {
         for &b in &items[x..] {
@@ -164,16 +187,19 @@ fn for_each_candidate<'a>(
 fn check<'a>(
     program: &Program,
     entries: &[ThreadEntry],
-    (ei, a): (usize, AccessView<'a>),
-    (ej, b): (usize, AccessView<'a>),
+    x: Candidate<'a>,
+    y: Candidate<'a>,
     stats: &mut PairStats,
 ) -> Option<Pair<'a>> {
+    let (ei, a, ej, b) = (x.entry, x.access, y.entry, y.access);
     let writes = a.kind == AccessKind::Write || b.kind == AccessKind::Write;
     if !writes || !(ei != ej || entries[ei].multiple) {
         return None;
     }
     stats.considered += 1;
-    if !may_alias(program, a.path, b.path) {
+    if matches!((x.object, y.object), (Some(p), Some(q)) if p != q)
+        || !may_alias(program, a.path, b.path)
+    {
         return None;
     }
     stats.may_alias += 1;
@@ -274,6 +300,15 @@ fn same_base(lock: &Path, a: &Path, b: &Path) -> bool {
         && lock.root == a.root
         && lock.steps.starts_with(oa)
         && !indexed(lock)
+}
+
+/// The points-to class of the object an access lies in, if it separates the access from those
+/// of other classes: not for an object that may be a member of another (a pointer into a
+/// member reaches the object around it by `container_of` or a cast, and that object's class is
+/// another), nor for a path the points-to graph does not know.
+fn object_class(classes: &Classes<'_>, path: &Path) -> Option<u32> {
+    let c = classes.object_class(path)?;
+    (!classes.pta.is_interior(c)).then(|| classes.pta.class(c))
 }
 
 /// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses

@@ -23,6 +23,7 @@ use crate::schedule::Lookup;
 
 mod call;
 mod fresh;
+mod reinterpret;
 use call::merge_spawns;
 
 /// The handle arguments of the joins of a loop, by the CFG edge (block, successor index) that
@@ -339,11 +340,8 @@ impl<'a> FnAnalysis<'a> {
                     .collect(),
             ),
             Expr::Func(FuncRef::Linked(f)) => SymVal::Func(*f),
-            Expr::Cast(_, a) => self.eval(st, a),
-            Expr::Binary(BinOp::PtrAdd, a, _) => match self.eval(st, a) {
-                v @ (SymVal::Init(_) | SymVal::Must(_) | SymVal::May(_)) => v,
-                _ => SymVal::Top,
-            },
+            Expr::Cast(t, a) => self.eval_cast(st, *t, a),
+            Expr::Binary(BinOp::PtrAdd, a, k) => self.eval_ptr_add(st, a, k),
             Expr::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b) => {
                 // Only comparisons with zero: `r == 0`, `0 != r`.
                 let x = match (&**a, &**b) {
