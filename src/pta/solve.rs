@@ -21,6 +21,8 @@ struct Solver<'p> {
     unknown_calls: Vec<UnknownCall>,
     /// Callbacks handed to models: (the value's node, how it runs, the call).
     handed: Vec<Handed>,
+    /// The memory unknown externals see ([`Solver::unknown_memory`]), once one is called.
+    world: Option<u32>,
 }
 
 /// Whether parameter `i` of the body-less function `g` may carry a function to call back, by
@@ -70,6 +72,42 @@ struct Handed {
     registry: Option<String>,
 }
 
+/// Whether `e` is a pointer to data (not to a function: callbacks are bound apart).
+fn points_to_data(program: &Program, f: FuncId, e: &Expr) -> bool {
+    match e {
+        Expr::Func(_) => false,
+        Expr::AddrOf(lv) | Expr::StartOf(lv) => super::signature::lval_type(program, f, lv)
+            .is_none_or(|t| {
+                !matches!(
+                    program.types.kind(t),
+                    crate::ir::types::TypeKind::Function { .. }
+                )
+            }),
+        Expr::Const(Const::Str(_)) => true,
+        _ => super::signature::expr_type(program, f, e)
+            .is_some_and(|t| pointer_to_data(&program.types, t)),
+    }
+}
+
+/// `long`, `unsigned long`, `intptr_t`: an unknown function may return an address as one,
+/// which the program casts back to a pointer.
+fn pointer_sized_integer(types: &crate::ir::types::TypeTable, t: TypeId) -> bool {
+    use crate::ir::types::{IntKind, TypeKind};
+    matches!(
+        types.kind(t),
+        TypeKind::Int {
+            kind: IntKind::Long | IntKind::LongLong,
+            ..
+        }
+    )
+}
+
+fn pointer_to_data(types: &crate::ir::types::TypeTable, t: TypeId) -> bool {
+    types.pointee(t).is_some_and(|p| {
+        !matches!(types.kind(p), crate::ir::types::TypeKind::Function { .. })
+    })
+}
+
 pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) -> PointsTo {
     let mut s = Solver {
         p: empty(program, mode),
@@ -79,6 +117,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
         type_escaping: vec![false; program.functions.len()],
         unknown_calls: Vec::new(),
         handed: Vec::new(),
+        world: None,
     };
     s.p.callbacks = super::callbacks::CallbackTable::new(&s.models);
     for (i, f) in program.functions.iter().enumerate() {
@@ -443,6 +482,7 @@ impl Solver<'_> {
                 let carriers: Vec<bool> = (0..args.len())
                     .map(|i| may_carry_function(self.program, *g, i))
                     .collect();
+                let args_of_call = args;
                 let args = args
                     .iter()
                     .zip(carriers)
@@ -459,6 +499,7 @@ impl Solver<'_> {
                     records,
                     bound: Default::default(),
                 });
+                self.unknown_memory(f, *g, dst, args_of_call);
                 return;
             }
             let node = self.p.function_node(*g);
@@ -473,6 +514,41 @@ impl Solver<'_> {
                 self.bind(f, &lam, dst, args);
             }
             None => self.p.stats.unresolved_indirect_calls += 1,
+        }
+    }
+
+    /// The memory an unknown external sees: what its pointer arguments point to, it may keep
+    /// and hand back later — as its result, or from another call. All of it is one class, the
+    /// unknown code's memory, which other threads may reach: an access through `getS()->f` is
+    /// compared with accesses to every object the program handed to unknown code (and only
+    /// those: a pointer nobody passed out cannot come back).
+    fn unknown_memory(&mut self, f: FuncId, g: FuncId, dst: Option<&Lval>, args: &[Expr]) {
+        let world = match self.world {
+            Some(w) => w,
+            None => {
+                let w = self.node(Origin::Fresh);
+                self.p.thread_args.push(w);
+                self.world = Some(w);
+                w
+            }
+        };
+        for a in args {
+            if points_to_data(self.program, f, a) {
+                if let Some(v) = self.val(f, a) {
+                    self.join(v, world);
+                }
+            }
+        }
+        let returns_data = match self.program.types.kind(self.program.functions[g.index()].ty) {
+            crate::ir::types::TypeKind::Function { ret, .. } => {
+                pointer_to_data(&self.program.types, *ret)
+                    || pointer_sized_integer(&self.program.types, *ret)
+            }
+            _ => false,
+        };
+        if let (Some(d), true) = (dst, returns_data) {
+            let l = self.loc(f, d);
+            self.assign(l, world);
         }
     }
 
