@@ -25,6 +25,38 @@ use crate::summary::{AccessKind, AccessView, Path, Phase, Root, Step, Summaries}
 pub struct Side<'a> {
     pub entry: FuncId,
     pub access: AccessView<'a>,
+    /// Sites of other accesses that race at the same pair of first sites (another lockset or
+    /// entry, a widened summary's merged access): one warning names them all. Sorted.
+    pub also: Vec<Loc>,
+}
+
+impl Side<'_> {
+    /// Adds the sites of `other` (the same first site) that this side does not name yet.
+    fn absorb(&mut self, other: &Side<'_>) {
+        if std::ptr::eq(self.access.witnesses, other.access.witnesses) {
+            return;
+        }
+        for w in other.access.witnesses {
+            if let Err(i) = self.also.binary_search(&w.loc) {
+                if self.access.witnesses.iter().all(|x| x.loc != w.loc) {
+                    self.also.insert(i, w.loc);
+                }
+            }
+        }
+    }
+}
+
+impl Pair<'_> {
+    /// Whether both sides access the same locations as `other`'s: the same path, or the same
+    /// points-to class (one member of a record, in the field-based mode).
+    fn same_lvalues(&self, other: &Pair<'_>) -> bool {
+        let same = |x: &AccessView<'_>, y: &AccessView<'_>| match (x.class, y.class) {
+            (Some(a), Some(b)) => a == b,
+            _ => x.path == y.path,
+        };
+        same(&self.first.access, &other.first.access)
+            && same(&self.second.access, &other.second.access)
+    }
 }
 
 /// Two accesses that may race, before filters.
@@ -106,6 +138,9 @@ pub fn racing_pairs<'a>(
         }
     }
     stats.buckets = buckets.len();
+    // One warning per pair of first sites. The same pair of lvalues found again (another
+    // lockset, entry, or a widened summary's merged access) adds its sites to it; other
+    // lvalues at the same two sites (the members of one whole-struct copy) add nothing.
     let mut found: BTreeMap<(Loc, Loc), Pair<'a>> = BTreeMap::new();
     for items in buckets.values() {
         for_each_candidate(items, |a, b| {
@@ -116,7 +151,18 @@ pub fn racing_pairs<'a>(
                 pair.first.access.witness().loc,
                 pair.second.access.witness().loc,
             );
-            found.entry(key).or_insert(pair);
+            match found.entry(key) {
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(pair);
+                }
+                std::collections::btree_map::Entry::Occupied(mut o) => {
+                    let kept = o.get_mut();
+                    if kept.same_lvalues(&pair) {
+                        kept.first.absorb(&pair.first);
+                        kept.second.absorb(&pair.second);
+                    }
+                }
+            }
         });
     }
     (found.into_values().collect(), stats)
@@ -214,10 +260,12 @@ fn check<'a>(
     let x = Side {
         entry: entries[ei].func,
         access: a,
+        also: Vec::new(),
     };
     let y = Side {
         entry: entries[ej].func,
         access: b,
+        also: Vec::new(),
     };
     let key = |s: &Side<'_>| (s.access.witness().loc, s.entry);
     let (first, second) = if key(&x) <= key(&y) { (x, y) } else { (y, x) };

@@ -142,8 +142,10 @@ impl<'a> ReportBuilder<'a> {
                 let mut at: Vec<SourceLoc> = a
                     .witnesses
                     .iter()
-                    .filter(|x| x.loc != w.loc)
-                    .map(|x| self.loc(x.loc))
+                    .map(|x| x.loc)
+                    .chain(s.also.iter().copied())
+                    .filter(|l| *l != w.loc)
+                    .map(|l| self.loc(l))
                     .collect();
                 at.sort();
                 at.dedup();

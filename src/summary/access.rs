@@ -39,7 +39,7 @@ pub struct Witness {
 /// At most this many witnesses — distinct program points, each with its shortest call chain —
 /// are kept per guarded access (the shortest chains first). Every one is reported (a race on
 /// lines 8 and 9 of a function names both lines); past the bound the rest are not.
-pub const MAX_WITNESSES: usize = 16;
+pub const MAX_WITNESSES: usize = 256;
 
 /// A summary with more guarded accesses than this is widened ([`AccessSet::coarsen`]).
 pub const MAX_ACCESSES: usize = 2000;
