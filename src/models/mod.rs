@@ -95,6 +95,10 @@ pub struct ThreadJoinEffect {
 pub struct AllocEffect {
     #[serde(default)]
     pub copies_arg: Option<usize>,
+    /// The allocator writes the new object (`calloc` zeroes it, `realloc` copies into it): a
+    /// write at the call, private unless the object is published with a data race.
+    #[serde(default)]
+    pub fills: bool,
 }
 
 /// Stores a fresh object through pointer argument `arg` (`posix_memalign(&p, ...)`).

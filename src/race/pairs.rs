@@ -47,6 +47,16 @@ impl Side<'_> {
 }
 
 impl Pair<'_> {
+    /// Whether both sides are performed at the same program points as `other`'s.
+    fn same_sites(&self, other: &Pair<'_>) -> bool {
+        let sites = |x: &AccessView<'_>, y: &AccessView<'_>| {
+            x.witnesses.len() == y.witnesses.len()
+                && x.witnesses.iter().zip(y.witnesses).all(|(a, b)| a.loc == b.loc)
+        };
+        sites(&self.first.access, &other.first.access)
+            && sites(&self.second.access, &other.second.access)
+    }
+
     /// Whether both sides access the same locations as `other`'s: the same path, or the same
     /// points-to class (one member of a record, in the field-based mode).
     fn same_lvalues(&self, other: &Pair<'_>) -> bool {
@@ -138,10 +148,11 @@ pub fn racing_pairs<'a>(
         }
     }
     stats.buckets = buckets.len();
-    // One warning per pair of first sites. The same pair of lvalues found again (another
-    // lockset, entry, or a widened summary's merged access) adds its sites to it; other
-    // lvalues at the same two sites (the members of one whole-struct copy) add nothing.
-    let mut found: BTreeMap<(Loc, Loc), Pair<'a>> = BTreeMap::new();
+    // One warning per pair of first sites and lvalues. The same pair of lvalues found again
+    // (another lockset, entry, or a widened summary's merged access) adds its sites to it;
+    // another pair of lvalues at exactly the same sites (the members of one whole-struct copy)
+    // adds nothing; one with other sites is a warning of its own.
+    let mut found: BTreeMap<(Loc, Loc), Vec<Pair<'a>>> = BTreeMap::new();
     for items in buckets.values() {
         for_each_candidate(items, |a, b| {
             let Some(pair) = check(program, entries, a, b, &mut stats) else {
@@ -151,21 +162,16 @@ pub fn racing_pairs<'a>(
                 pair.first.access.witness().loc,
                 pair.second.access.witness().loc,
             );
-            match found.entry(key) {
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(pair);
-                }
-                std::collections::btree_map::Entry::Occupied(mut o) => {
-                    let kept = o.get_mut();
-                    if kept.same_lvalues(&pair) {
-                        kept.first.absorb(&pair.first);
-                        kept.second.absorb(&pair.second);
-                    }
-                }
+            let at = found.entry(key).or_default();
+            if let Some(kept) = at.iter_mut().find(|p| p.same_lvalues(&pair)) {
+                kept.first.absorb(&pair.first);
+                kept.second.absorb(&pair.second);
+            } else if !at.iter().any(|p| p.same_sites(&pair)) {
+                at.push(pair);
             }
         });
     }
-    (found.into_values().collect(), stats)
+    (found.into_values().flatten().collect(), stats)
 }
 
 /// An entry that may run at any time, in any thread, several at once, ordered with nothing and

@@ -42,8 +42,9 @@ pub struct State {
     env: BTreeMap<LocalId, SymVal>,
     pub locks: RelativeLockset,
     pub threads: ThreadState,
-    /// Tracked locals holding the only pointer to an object allocated here (see `fresh.rs`).
-    fresh: std::collections::BTreeSet<LocalId>,
+    /// Tracked locals holding the only pointer to an object allocated here, with the
+    /// allocation's location (see `fresh.rs`).
+    fresh: BTreeMap<LocalId, Loc>,
 }
 
 impl JoinSemiLattice for State {
@@ -58,7 +59,7 @@ impl JoinSemiLattice for State {
         let mut changed = self.locks.join(&other.locks);
         changed |= self.threads.join(&other.threads);
         let fresh = self.fresh.len();
-        self.fresh.retain(|l| other.fresh.contains(l));
+        self.fresh.retain(|l, at| other.fresh.get(l) == Some(at));
         changed |= fresh != self.fresh.len();
         // A key missing on one side is ⊥ there (formals start as `init(x)` in the entry state).
         for (l, v) in &other.env {
@@ -100,6 +101,9 @@ pub struct FnAnalysis<'a> {
     exit_joins: ExitJoins,
     /// The handle of a thread the function cannot name: no join removes it.
     anonymous_thread: Path,
+    /// Allocations (by location) published with no lock held: their accesses before the
+    /// publication are shared after all (see `fresh.rs`). Set before the collecting pass.
+    racy_publications: std::cell::OnceCell<rustc_hash::FxHashSet<Loc>>,
 }
 
 /// What the collecting pass gathers.
@@ -146,6 +150,7 @@ impl<'a> FnAnalysis<'a> {
             joins_in_loop: Default::default(),
             exit_joins: Default::default(),
             anonymous_thread: Path::new(Root::Pseudo(ctx.program.names.intern("thread"))),
+            racy_publications: Default::default(),
         };
         (this.joins_in_loop, this.exit_joins) = this.find_loop_joins();
         this
@@ -241,6 +246,9 @@ impl<'a> FnAnalysis<'a> {
     /// Runs the fixpoint and the collecting pass.
     pub fn run(&self) -> Summary {
         let results = dataflow::solve(self, self.body);
+        let _ = self
+            .racy_publications
+            .set(self.find_racy_publications(&results.entry));
         let mut col = Collector::default();
         let mut exit: Option<(RelativeLockset, ThreadState)> = None;
         let mut ret = SymVal::Bottom;
@@ -503,7 +511,7 @@ impl<'a> FnAnalysis<'a> {
                 return;
             }
         }
-        if self.through_fresh(st, lv) {
+        if self.through_private(st, lv) {
             return;
         }
         let atomic = self.is_atomic(lv);

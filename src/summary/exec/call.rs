@@ -67,6 +67,17 @@ impl FnAnalysis<'_> {
             self.address_reads(st, d, loc, sink);
             self.record(st, d, AccessKind::Write, loc, sink);
             self.assign(st, d, ret);
+            if let Some(col) = sink.as_deref_mut() {
+                let fills = targets.iter().any(|&g| {
+                    self.ctx
+                        .model(g)
+                        .and_then(|m| m.alloc.as_ref())
+                        .is_some_and(|a| a.fills)
+                });
+                if fills {
+                    self.filling_write(st, d, loc, col);
+                }
+            }
         }
     }
 
@@ -233,7 +244,7 @@ impl FnAnalysis<'_> {
     /// Accesses and thread creations a model performs.
     fn model_accesses(&self, st: &State, m: &Model, call: &Call<'_>, col: &mut Collector) {
         let mut touch = |i: usize, kind: AccessKind, atomic: bool| {
-            if call.args.get(i).is_some_and(|a| self.fresh_pointer(st, a)) {
+            if call.args.get(i).is_some_and(|a| self.private_pointer(st, a)) {
                 return;
             }
             let class = || {
@@ -385,7 +396,7 @@ impl FnAnalysis<'_> {
         // through them are not shared.
         let private: Vec<bool> = (0..call.args.len())
             .map(|j| {
-                s.formal_escapes.get(j) == Some(&false) && self.fresh_pointer(st, &call.args[j])
+                s.formal_escapes.get(j) == Some(&false) && self.private_pointer(st, &call.args[j])
             })
             .collect();
         let phase = st.threads.phase();

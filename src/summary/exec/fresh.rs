@@ -7,8 +7,19 @@
 //! (`p->f`, `*(p + i)`), as an argument of a modelled library function (`memset(p, …)`,
 //! `pthread_mutex_init(&p->lock)`; thread creation excepted), or in a branch condition. Joins
 //! intersect: a local is fresh only if it is on every path.
+//!
+//! Publication. The accesses made before the object escapes are ordered before every other
+//! thread's only if the publication itself is: a thread that reads the pointer with a data race
+//! (C11 5.1.2.4) sees the object's fields with no happens-before either (TSan reports both). So
+//! an object stored into shared memory with no lock held (`conns[fd] = c` outside any critical
+//! section) is a *racy publication*: the accesses through it before that store are recorded
+//! after all, the zeroing write of `calloc` included. A store under a lock, a thread creation
+//! and a call are taken as ordered (the callee may publish under its own lock; not checked).
+
+use rustc_hash::FxHashSet;
 
 use super::{FnAnalysis, State};
+use crate::ir::types::RecordId;
 use crate::ir::*;
 
 impl FnAnalysis<'_> {
@@ -98,8 +109,8 @@ impl FnAnalysis<'_> {
         }
         // `j = tmp` (the IR's temporary for `malloc`'s result, maybe cast) moves freshness.
         let moved = match instr {
-            Instr::Assign { src, .. } => self.fresh_pointer(st, src),
-            _ => false,
+            Instr::Assign { src, .. } => self.fresh_site(st, src),
+            _ => None,
         };
         for l in escaped {
             st.fresh.remove(&l);
@@ -110,36 +121,146 @@ impl FnAnalysis<'_> {
             Instr::Asm { .. } => None,
         };
         if let Some(l) = dst.and_then(|d| self.tracked(d)) {
-            if moved || (allocates && matches!(instr, Instr::Call { .. })) {
-                st.fresh.insert(l);
-            } else {
-                st.fresh.remove(&l);
+            match moved {
+                Some(at) => {
+                    st.fresh.insert(l, at);
+                }
+                None if allocates && matches!(instr, Instr::Call { .. }) => {
+                    st.fresh.insert(l, instr.loc());
+                }
+                None => {
+                    st.fresh.remove(&l);
+                }
             }
         }
     }
 
-    /// Whether `lv` is memory reached through a fresh local (`p->f`, `p[i]`, `*p`).
-    pub(super) fn through_fresh(&self, st: &State, lv: &Lval) -> bool {
+    /// The allocations this function publishes with no lock held: a fresh pointer stored
+    /// into memory another thread may read (a global, or through a pointer that is not itself
+    /// fresh) while the function holds no lock. `entry`: the dataflow state at each block.
+    pub(super) fn find_racy_publications(&self, entry: &[State]) -> FxHashSet<Loc> {
+        let mut racy = FxHashSet::default();
+        for (block, st) in self.body.blocks.iter().zip(entry) {
+            if !st.reachable {
+                continue;
+            }
+            let mut st = st.clone();
+            for instr in &block.instrs {
+                if let Instr::Assign { dst, src, .. } = instr {
+                    if let Some(at) = self.fresh_site(&st, src) {
+                        if st.locks.plus.is_empty() && self.shared_memory(&st, dst) {
+                            racy.insert(at);
+                        }
+                    }
+                }
+                self.instr(&mut st, instr, &mut None);
+            }
+        }
+        racy
+    }
+
+    /// The write an allocator makes into the object it returns into `dst` (`calloc`'s zeroing),
+    /// recorded only when the object is published with a data race (otherwise private). The
+    /// object is its allocation site's class; its members are those of the record `dst` is,
+    /// or is first converted to in this block (`c = (conn *)tmp`).
+    pub(super) fn filling_write(
+        &self,
+        st: &State,
+        dst: &Lval,
+        loc: Loc,
+        col: &mut super::Collector,
+    ) {
+        let racy = self
+            .racy_publications
+            .get()
+            .is_some_and(|racy| racy.contains(&loc));
+        let Some(l) = self.tracked(dst).filter(|_| racy) else {
+            return;
+        };
+        let Some(c) = self.ctx.pta.value_class(self.func, &Expr::Load(Box::new(dst.clone()))) else {
+            return;
+        };
+        let path = crate::summary::path::Path::new(crate::summary::path::Root::Rep(c));
+        if let Some(r) = self.converted_record(col.block, l, dst) {
+            self.push_members(st, col, &path, r, super::AccessKind::Write, false, loc);
+        }
+        self.push(st, col, path, super::AccessKind::Write, false, loc, || Some(c));
+    }
+
+    /// The record a pointer local points to: its own type's, or the first cast of its value to
+    /// a record pointer in block `b`.
+    fn converted_record(&self, b: usize, l: LocalId, dst: &Lval) -> Option<RecordId> {
+        let program = self.ctx.program;
+        let types = &program.types;
+        let record = |t: TypeId| types.pointee(t).and_then(|p| types.as_record(p));
+        let own = crate::pta::signature::lval_type(program, self.func, dst).and_then(record);
+        own.or_else(|| {
+            self.body.blocks.get(b)?.instrs.iter().find_map(|i| match i {
+                Instr::Assign {
+                    src: Expr::Cast(t, e),
+                    ..
+                } if matches!(&**e, Expr::Load(lv) if lv.offsets.is_empty()
+                    && matches!(lv.host, Host::Var(VarRef::Local(x)) if x == l)) =>
+                {
+                    record(*t)
+                }
+                _ => None,
+            })
+        })
+    }
+
+    /// Whether a store to `dst` may be read by another thread.
+    fn shared_memory(&self, st: &State, dst: &Lval) -> bool {
+        match &dst.host {
+            Host::Var(VarRef::Global(g)) => {
+                !self.ctx.program.globals[g.index()].global.flags.thread_local
+            }
+            Host::Var(VarRef::Local(_)) => false,
+            Host::Mem(_) => !self.through_fresh(st, dst),
+        }
+    }
+
+    /// Whether the expression's value points to an object no other thread can reach yet:
+    /// fresh, and not published with a data race later.
+    pub(super) fn private_pointer(&self, st: &State, e: &Expr) -> bool {
+        self.fresh_site(st, e).is_some_and(|at| {
+            self.racy_publications
+                .get()
+                .is_none_or(|racy| !racy.contains(&at))
+        })
+    }
+
+    /// Whether `lv` is memory reached through a private pointer (`p->f`, `p[i]`, `*p`).
+    pub(super) fn through_private(&self, st: &State, lv: &Lval) -> bool {
         match &lv.host {
-            Host::Mem(e) => self.fresh_pointer(st, e),
+            Host::Mem(e) => self.private_pointer(st, e),
             Host::Var(_) => false,
         }
     }
 
-    /// Whether the expression is a fresh local's value (possibly cast or offset).
-    pub(super) fn fresh_pointer(&self, st: &State, e: &Expr) -> bool {
+    /// Whether `lv` is memory reached through a fresh local, published or not.
+    fn through_fresh(&self, st: &State, lv: &Lval) -> bool {
+        match &lv.host {
+            Host::Mem(e) => self.fresh_site(st, e).is_some(),
+            Host::Var(_) => false,
+        }
+    }
+
+    /// The allocation site of the object the expression points to, if it is a fresh local's
+    /// value (possibly cast or offset).
+    pub(super) fn fresh_site(&self, st: &State, e: &Expr) -> Option<Loc> {
         if st.fresh.is_empty() {
-            return false;
+            return None;
         }
         match e {
             Expr::Load(lv) => match (&lv.host, lv.offsets.is_empty()) {
-                (Host::Var(VarRef::Local(l)), true) => st.fresh.contains(l),
-                _ => false,
+                (Host::Var(VarRef::Local(l)), true) => st.fresh.get(l).copied(),
+                _ => None,
             },
-            Expr::Cast(_, a) | Expr::Binary(BinOp::Add | BinOp::Sub, a, _) => {
-                self.fresh_pointer(st, a)
+            Expr::Cast(_, a) | Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::PtrAdd, a, _) => {
+                self.fresh_site(st, a)
             }
-            _ => false,
+            _ => None,
         }
     }
 }
