@@ -187,23 +187,26 @@ impl FnAnalysis<'_> {
         self.push(st, col, path, super::AccessKind::Write, false, loc, || Some(c));
     }
 
-    /// The record a pointer local points to: its own type's, or the first cast of its value to
-    /// a record pointer in block `b`.
+    /// The record a pointer local points to: its own type's, or that of the first copy of its
+    /// value in block `b` (`c = tmp`, `c = (conn *)tmp`: the cast's or the copy's type).
     fn converted_record(&self, b: usize, l: LocalId, dst: &Lval) -> Option<RecordId> {
         let program = self.ctx.program;
         let types = &program.types;
         let record = |t: TypeId| types.pointee(t).and_then(|p| types.as_record(p));
-        let own = crate::pta::signature::lval_type(program, self.func, dst).and_then(record);
-        own.or_else(|| {
+        let lval_record = |lv: &Lval| {
+            crate::pta::signature::lval_type(program, self.func, lv).and_then(record)
+        };
+        let is_l = |e: &Expr| {
+            matches!(e, Expr::Load(lv) if lv.offsets.is_empty()
+                && matches!(lv.host, Host::Var(VarRef::Local(x)) if x == l))
+        };
+        lval_record(dst).or_else(|| {
             self.body.blocks.get(b)?.instrs.iter().find_map(|i| match i {
                 Instr::Assign {
                     src: Expr::Cast(t, e),
                     ..
-                } if matches!(&**e, Expr::Load(lv) if lv.offsets.is_empty()
-                    && matches!(lv.host, Host::Var(VarRef::Local(x)) if x == l)) =>
-                {
-                    record(*t)
-                }
+                } if is_l(e) => record(*t),
+                Instr::Assign { dst, src, .. } if is_l(src) => lval_record(dst),
                 _ => None,
             })
         })
