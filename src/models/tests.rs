@@ -197,7 +197,8 @@ fn c11_and_glib_models() {
     assert_eq!(
         get("g_realloc").alloc,
         Some(AllocEffect {
-            copies_arg: Some(0)
+            copies_arg: Some(0),
+            fills: false,
         })
     );
 }
@@ -206,7 +207,6 @@ fn c11_and_glib_models() {
 fn allocation_and_libc_models() {
     for name in [
         "malloc",
-        "calloc",
         "strdup",
         "alloca",
         "__builtin_alloca",
@@ -217,7 +217,15 @@ fn allocation_and_libc_models() {
     assert_eq!(
         get("realloc").alloc,
         Some(AllocEffect {
-            copies_arg: Some(0)
+            copies_arg: Some(0),
+            fills: true,
+        })
+    );
+    assert_eq!(
+        get("calloc").alloc,
+        Some(AllocEffect {
+            copies_arg: None,
+            fills: true,
         })
     );
     assert_eq!(
@@ -348,7 +356,8 @@ fn linux_other_models() {
     assert_eq!(
         get("krealloc").alloc,
         Some(AllocEffect {
-            copies_arg: Some(0)
+            copies_arg: Some(0),
+            fills: false,
         })
     );
     assert!(get("kfree").pure);

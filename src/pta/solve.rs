@@ -103,9 +103,9 @@ fn pointer_sized_integer(types: &crate::ir::types::TypeTable, t: TypeId) -> bool
 }
 
 fn pointer_to_data(types: &crate::ir::types::TypeTable, t: TypeId) -> bool {
-    types.pointee(t).is_some_and(|p| {
-        !matches!(types.kind(p), crate::ir::types::TypeKind::Function { .. })
-    })
+    types
+        .pointee(t)
+        .is_some_and(|p| !matches!(types.kind(p), crate::ir::types::TypeKind::Function { .. }))
 }
 
 pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) -> PointsTo {
@@ -539,7 +539,11 @@ impl Solver<'_> {
                 }
             }
         }
-        let returns_data = match self.program.types.kind(self.program.functions[g.index()].ty) {
+        let returns_data = match self
+            .program
+            .types
+            .kind(self.program.functions[g.index()].ty)
+        {
             crate::ir::types::TypeKind::Function { ret, .. } => {
                 pointer_to_data(&self.program.types, *ret)
                     || pointer_sized_integer(&self.program.types, *ret)

@@ -61,7 +61,8 @@ pub struct RaceInput<'a> {
 pub fn pairs_with_facts<'a>(
     input: &RaceInput<'a>,
 ) -> (Vec<(pairs::Pair<'a>, FilterFacts)>, PairStats) {
-    let (pairs, stats) = pairs::racing_pairs(input.program, input.pta, input.summaries, input.entries);
+    let (pairs, stats) =
+        pairs::racing_pairs(input.program, input.pta, input.summaries, input.entries);
     let mut finder = FactFinder::new(filters::FilterContext {
         program: input.program,
         pta: input.pta,

@@ -51,7 +51,10 @@ impl Pair<'_> {
     fn same_sites(&self, other: &Pair<'_>) -> bool {
         let sites = |x: &AccessView<'_>, y: &AccessView<'_>| {
             x.witnesses.len() == y.witnesses.len()
-                && x.witnesses.iter().zip(y.witnesses).all(|(a, b)| a.loc == b.loc)
+                && x.witnesses
+                    .iter()
+                    .zip(y.witnesses)
+                    .all(|(a, b)| a.loc == b.loc)
         };
         sites(&self.first.access, &other.first.access)
             && sites(&self.second.access, &other.second.access)
@@ -106,6 +109,10 @@ struct Candidate<'a> {
     access: AccessView<'a>,
     /// The class of the object the access lies in, when it proves two accesses apart.
     object: Option<u32>,
+    /// The class of the object the access lies in, and whether the access is to all of it
+    /// (`memset(p, …)` on untyped memory, `free(p)`): in the field-based mode its members are
+    /// classes of their own, so such an access is also paired with every member access.
+    within: Option<(u32, bool)>,
 }
 
 /// All racing pairs between the entries, one per pair of access locations, sorted.
@@ -140,36 +147,85 @@ pub fn racing_pairs<'a>(
                 Some(c) => Bucket::Class(c),
                 None => Bucket::Path(a.path.clone()),
             };
+            let within = classes.object_class(a.path).map(|o| {
+                let o = pta.class(o);
+                (o, a.class == Some(o))
+            });
             buckets.entry(key).or_default().push(Candidate {
                 entry: i,
                 access: a,
                 object: object_class(&classes, a.path),
+                within,
             });
         }
     }
     stats.buckets = buckets.len();
+    // Member accesses by the object they lie in, for the whole-object accesses.
+    let mut members: rustc_hash::FxHashMap<u32, Vec<Candidate<'a>>> = Default::default();
+    let wholes: rustc_hash::FxHashSet<u32> = buckets
+        .values()
+        .flatten()
+        .filter_map(|c| c.within.filter(|w| w.1).map(|w| w.0))
+        .collect();
+    for c in buckets.values().flatten() {
+        if let Some((o, false)) = c.within {
+            if wholes.contains(&o) {
+                members.entry(o).or_default().push(*c);
+            }
+        }
+    }
     // One warning per pair of first sites and lvalues. The same pair of lvalues found again
     // (another lockset, entry, or a widened summary's merged access) adds its sites to it;
     // another pair of lvalues at exactly the same sites (the members of one whole-struct copy)
     // adds nothing; one with other sites is a warning of its own.
     let mut found: BTreeMap<(Loc, Loc), Vec<Pair<'a>>> = BTreeMap::new();
+    let mut add = |pair: Pair<'a>| {
+        let key = (
+            pair.first.access.witness().loc,
+            pair.second.access.witness().loc,
+        );
+        let at = found.entry(key).or_default();
+        if let Some(kept) = at.iter_mut().find(|p| p.same_lvalues(&pair)) {
+            kept.first.absorb(&pair.first);
+            kept.second.absorb(&pair.second);
+        } else if !at.iter().any(|p| p.same_sites(&pair)) {
+            at.push(pair);
+        }
+    };
     for items in buckets.values() {
         for_each_candidate(items, |a, b| {
-            let Some(pair) = check(program, entries, a, b, &mut stats) else {
-                return;
-            };
-            let key = (
-                pair.first.access.witness().loc,
-                pair.second.access.witness().loc,
-            );
-            let at = found.entry(key).or_default();
-            if let Some(kept) = at.iter_mut().find(|p| p.same_lvalues(&pair)) {
-                kept.first.absorb(&pair.first);
-                kept.second.absorb(&pair.second);
-            } else if !at.iter().any(|p| p.same_sites(&pair)) {
-                at.push(pair);
+            if let Some(pair) = check(program, entries, a, b, &mut stats) {
+                add(pair);
             }
         });
+        for w in items.iter().filter(|c| c.within.is_some_and(|w| w.1)) {
+            let Some((o, _)) = w.within else { continue };
+            // One warning per whole-object access: the member accesses it races with are
+            // one side, every site named.
+            let mut racing: Option<Pair<'a>> = None;
+            for m in members.get(&o).into_iter().flatten() {
+                let Some(pair) = check(program, entries, *w, *m, &mut stats) else {
+                    continue;
+                };
+                let (whole, member) = if pair.first.access.path == w.access.path {
+                    (pair.first, pair.second)
+                } else {
+                    (pair.second, pair.first)
+                };
+                match &mut racing {
+                    Some(r) => r.second.absorb(&member),
+                    None => {
+                        racing = Some(Pair {
+                            first: whole,
+                            second: member,
+                        })
+                    }
+                }
+            }
+            if let Some(pair) = racing {
+                add(pair);
+            }
+        }
     }
     (found.into_values().flatten().collect(), stats)
 }

@@ -170,8 +170,10 @@ impl Lower<'_, '_> {
             let base = self.base_type(&f.specs);
             let declarators = self.ast.field_declarators.get(f.declarators).to_vec();
             if declarators.is_empty() {
-                // An anonymous struct/union member: its fields are reached directly.
-                let name = self.fresh_anon("anon");
+                // An anonymous struct/union member: its fields are reached directly. Named by
+                // its position, so every unit gives one definition the same member names (the
+                // linker merges records by them; a per-unit counter kept two `struct s`).
+                let name = self.intern(&format!("<anon.{}>", out.len()));
                 out.push(FieldDef {
                     name,
                     anonymous: true,

@@ -244,7 +244,11 @@ impl FnAnalysis<'_> {
     /// Accesses and thread creations a model performs.
     fn model_accesses(&self, st: &State, m: &Model, call: &Call<'_>, col: &mut Collector) {
         let mut touch = |i: usize, kind: AccessKind, atomic: bool| {
-            if call.args.get(i).is_some_and(|a| self.private_pointer(st, a)) {
+            if call
+                .args
+                .get(i)
+                .is_some_and(|a| self.private_pointer(st, a))
+            {
                 return;
             }
             let class = || {

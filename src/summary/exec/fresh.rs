@@ -177,14 +177,20 @@ impl FnAnalysis<'_> {
         let Some(l) = self.tracked(dst).filter(|_| racy) else {
             return;
         };
-        let Some(c) = self.ctx.pta.value_class(self.func, &Expr::Load(Box::new(dst.clone()))) else {
+        let Some(c) = self
+            .ctx
+            .pta
+            .value_class(self.func, &Expr::Load(Box::new(dst.clone())))
+        else {
             return;
         };
         let path = crate::summary::path::Path::new(crate::summary::path::Root::Rep(c));
         if let Some(r) = self.converted_record(col.block, l, dst) {
             self.push_members(st, col, &path, r, super::AccessKind::Write, false, loc);
         }
-        self.push(st, col, path, super::AccessKind::Write, false, loc, || Some(c));
+        self.push(st, col, path, super::AccessKind::Write, false, loc, || {
+            Some(c)
+        });
     }
 
     /// The record a pointer local points to: its own type's, or that of the first copy of its
@@ -193,22 +199,26 @@ impl FnAnalysis<'_> {
         let program = self.ctx.program;
         let types = &program.types;
         let record = |t: TypeId| types.pointee(t).and_then(|p| types.as_record(p));
-        let lval_record = |lv: &Lval| {
-            crate::pta::signature::lval_type(program, self.func, lv).and_then(record)
-        };
+        let lval_record =
+            |lv: &Lval| crate::pta::signature::lval_type(program, self.func, lv).and_then(record);
         let is_l = |e: &Expr| {
             matches!(e, Expr::Load(lv) if lv.offsets.is_empty()
                 && matches!(lv.host, Host::Var(VarRef::Local(x)) if x == l))
         };
         lval_record(dst).or_else(|| {
-            self.body.blocks.get(b)?.instrs.iter().find_map(|i| match i {
-                Instr::Assign {
-                    src: Expr::Cast(t, e),
-                    ..
-                } if is_l(e) => record(*t),
-                Instr::Assign { dst, src, .. } if is_l(src) => lval_record(dst),
-                _ => None,
-            })
+            self.body
+                .blocks
+                .get(b)?
+                .instrs
+                .iter()
+                .find_map(|i| match i {
+                    Instr::Assign {
+                        src: Expr::Cast(t, e),
+                        ..
+                    } if is_l(e) => record(*t),
+                    Instr::Assign { dst, src, .. } if is_l(src) => lval_record(dst),
+                    _ => None,
+                })
         })
     }
 
@@ -216,7 +226,10 @@ impl FnAnalysis<'_> {
     fn shared_memory(&self, st: &State, dst: &Lval) -> bool {
         match &dst.host {
             Host::Var(VarRef::Global(g)) => {
-                !self.ctx.program.globals[g.index()].global.flags.thread_local
+                !self.ctx.program.globals[g.index()]
+                    .global
+                    .flags
+                    .thread_local
             }
             Host::Var(VarRef::Local(_)) => false,
             Host::Mem(_) => !self.through_fresh(st, dst),

@@ -126,7 +126,10 @@ fn outermost_global(p: &Path) -> Option<Path> {
                 .take_while(|s| matches!(s, Step::Index))
                 .copied()
                 .collect();
-            Some(Path { root: p.root, steps })
+            Some(Path {
+                root: p.root,
+                steps,
+            })
         }
         _ => None,
     }
