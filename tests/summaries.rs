@@ -25,8 +25,11 @@ fn rows(program: &relay::link::Program, sums: &Summaries, name: &str) -> (String
         .unwrap_or_else(|| panic!("no function {name}"));
     let s = sums.get(f).expect("a summary");
     let p = SummaryPrinter { program, func: f };
+    // The paper's tables list data accesses; relay also records each lock operation as an
+    // atomic access of the lock object (for races with its initialisation or destruction).
     let mut rows: Vec<String> = s
         .accesses()
+        .filter(|a| !a.atomic)
         .map(|a| {
             let kind = match a.kind {
                 AccessKind::Read => "read",

@@ -138,9 +138,14 @@ fn pthread_models() {
         .clone()
         .expect("pthread_once calls back");
     assert_eq!((once.arg, once.run), (1, crate::models::CallbackRun::Sync));
-    for pure in ["pthread_cond_wait", "pthread_barrier_wait", "pthread_self"] {
+    for pure in ["pthread_barrier_wait", "pthread_self"] {
         let m = get(pure);
         assert!(m.pure && !m.has_effect(), "{pure}");
+    }
+    for cond in ["pthread_cond_wait", "pthread_cond_signal"] {
+        let m = get(cond);
+        assert_eq!(m.atomic, atomic(0, true, true), "{cond}");
+        assert!(m.lock.is_none() && m.unlock.is_none(), "{cond}");
     }
     assert_eq!(
         get("pthread_create").thread_create,

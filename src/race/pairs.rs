@@ -179,7 +179,11 @@ pub fn racing_pairs<'a>(
     // another pair of lvalues at exactly the same sites (the members of one whole-struct copy)
     // adds nothing; one with other sites is a warning of its own.
     let mut found: BTreeMap<(Loc, Loc), Vec<Pair<'a>>> = BTreeMap::new();
-    let mut add = |pair: Pair<'a>| {
+    let mut add = |mut pair: Pair<'a>| {
+        let order = |s: &Side<'_>| (s.access.witness().loc, s.entry);
+        if order(&pair.second) < order(&pair.first) {
+            std::mem::swap(&mut pair.first, &mut pair.second);
+        }
         let key = (
             pair.first.access.witness().loc,
             pair.second.access.witness().loc,

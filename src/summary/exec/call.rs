@@ -266,6 +266,18 @@ impl FnAnalysis<'_> {
                 self.push(st, col, p, kind, atomic, call.loc, class);
             }
         };
+        // A lock operation reads and writes its lock atomically: it races with the lock's
+        // initialisation and destruction (plain writes), not with other lock operations.
+        let lock_args = [
+            m.lock.as_ref().map(|l| &l.target),
+            m.unlock.as_ref().map(|l| &l.target),
+            m.trylock.as_ref().map(|t| &t.target),
+        ];
+        for target in lock_args.into_iter().flatten() {
+            if let crate::models::LockTarget::Arg { arg } = target {
+                touch(*arg, AccessKind::Read, true);
+            }
+        }
         if let Some(a) = &m.atomic {
             if a.read || !a.write {
                 touch(a.arg, AccessKind::Read, true);
