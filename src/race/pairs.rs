@@ -160,18 +160,31 @@ pub fn racing_pairs<'a>(
         }
     }
     stats.buckets = buckets.len();
-    // Member accesses by the object they lie in, for the whole-object accesses.
-    let mut members: rustc_hash::FxHashMap<u32, Vec<Candidate<'a>>> = Default::default();
-    let wholes: rustc_hash::FxHashSet<u32> = buckets
-        .values()
-        .flatten()
-        .filter_map(|c| c.within.filter(|w| w.1).map(|w| w.0))
-        .collect();
+    // Whole-object accesses, and the member accesses of their objects by object: each one
+    // access of each kind of entry (see `Representatives`), as the pairs of those decide for
+    // all (the copies in other entries give the same warnings).
+    let mut whole = Representatives::default();
     for c in buckets.values().flatten() {
-        if let Some((o, false)) = c.within {
-            if wholes.contains(&o) {
-                members.entry(o).or_default().push(*c);
-            }
+        if c.within.is_some_and(|w| w.1) {
+            whole.offer(entries, c);
+        }
+    }
+    let wholes: rustc_hash::FxHashSet<u32> = whole
+        .kept
+        .iter()
+        .filter_map(|c| c.within)
+        .map(|w| w.0)
+        .collect();
+    let mut member_reps = Representatives::default();
+    for c in buckets.values().flatten() {
+        if c.within.is_some_and(|(o, w)| !w && wholes.contains(&o)) {
+            member_reps.offer(entries, c);
+        }
+    }
+    let mut members: rustc_hash::FxHashMap<u32, Vec<Candidate<'a>>> = Default::default();
+    for c in member_reps.kept {
+        if let Some((o, _)) = c.within {
+            members.entry(o).or_default().push(c);
         }
     }
     // One warning per pair of first sites and lvalues. The same pair of lvalues found again
@@ -202,36 +215,80 @@ pub fn racing_pairs<'a>(
                 add(pair);
             }
         });
-        for w in items.iter().filter(|c| c.within.is_some_and(|w| w.1)) {
-            let Some((o, _)) = w.within else { continue };
-            // One warning per whole-object access: the member accesses it races with are
-            // one side, every site named.
-            let mut racing: Option<Pair<'a>> = None;
-            for m in members.get(&o).into_iter().flatten() {
-                let Some(pair) = check(program, entries, *w, *m, &mut stats) else {
-                    continue;
-                };
-                let (whole, member) = if pair.first.access.path == w.access.path {
-                    (pair.first, pair.second)
-                } else {
-                    (pair.second, pair.first)
-                };
-                match &mut racing {
-                    Some(r) => r.second.absorb(&member),
-                    None => {
-                        racing = Some(Pair {
-                            first: whole,
-                            second: member,
-                        })
-                    }
-                }
+    }
+    for w in &whole.kept {
+        let Some((o, _)) = w.within else { continue };
+        // One warning per whole-object access: the member accesses it races with are
+        // one side, every site named.
+        let mut racing: Option<Pair<'a>> = None;
+        let mut sites: rustc_hash::FxHashSet<Loc> = Default::default();
+        for m in members.get(&o).into_iter().flatten() {
+            let Some(pair) = check(program, entries, *w, *m, &mut stats) else {
+                continue;
+            };
+            let (whole, member) = if pair.first.access.path == w.access.path {
+                (pair.first, pair.second)
+            } else {
+                (pair.second, pair.first)
+            };
+            sites.extend(member.access.witnesses.iter().map(|x| x.loc));
+            racing.get_or_insert(Pair {
+                first: whole,
+                second: member,
+            });
+        }
+        if let Some(mut pair) = racing {
+            for x in pair.second.access.witnesses {
+                sites.remove(&x.loc);
             }
-            if let Some(pair) = racing {
-                add(pair);
-            }
+            pair.second.also = sites.into_iter().collect();
+            pair.second.also.sort();
+            add(pair);
         }
     }
     (found.into_values().flatten().collect(), stats)
+}
+
+/// The accesses that stand for all: per access (path, locks, kind, sites, …) and per kind of
+/// entry (what the pair check reads of an entry: runs more than once, is `main`, is ordered by
+/// `main`'s creations or joins, its argument), the first two from different entries. Two
+/// entries of one kind give every pair of accesses the same verdict, except that one entry run
+/// once does not race with itself: hence two.
+#[derive(Default)]
+struct Representatives<'a> {
+    seen: rustc_hash::FxHashMap<(AccessIdentity, EntryKind), (usize, bool)>,
+    kept: Vec<Candidate<'a>>,
+}
+
+type EntryKind = (bool, bool, bool, bool, Option<Path>);
+
+impl<'a> Representatives<'a> {
+    fn offer(&mut self, entries: &[ThreadEntry], c: &Candidate<'a>) {
+        let e = &entries[c.entry];
+        let kind = (
+            e.multiple,
+            e.is_main,
+            e.main_ordered,
+            e.join_ordered,
+            e.arg.clone(),
+        );
+        let slot = self.seen.entry((AccessIdentity::of(&c.access), kind));
+        let keep = match slot {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((c.entry, false));
+                true
+            }
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let (first, second) = o.get_mut();
+                let keep = !*second && *first != c.entry;
+                *second |= keep;
+                keep
+            }
+        };
+        if keep {
+            self.kept.push(*c);
+        }
+    }
 }
 
 /// An entry that may run at any time, in any thread, several at once, ordered with nothing and
@@ -280,16 +337,27 @@ impl AccessIdentity {
     }
 }
 
-/// Calls `f` on every unordered pair of one bucket's accesses (an access with itself too).
-/// In the default field-based points-to mode a class holds one member of one record, so
-/// buckets are already small; member-level grouping would lose RELAY's "different records may
-/// alias through casts".
+/// Calls `f` on every unordered pair of one bucket's accesses (an access with itself too)
+/// that may lie in one object: accesses whose object classes prove them apart are never
+/// paired (a bucket is one member of one record, over every object of that record).
 fn for_each_candidate<'a>(
     items: &[Candidate<'a>],
     mut f: impl FnMut(Candidate<'a>, Candidate<'a>),
 ) {
-    for (x, &a) in items.iter().enumerate() {
-        for &b in &items[x..] {
+    let mut by_object: BTreeMap<Option<u32>, Vec<Candidate<'a>>> = BTreeMap::new();
+    for c in items {
+        by_object.entry(c.object).or_default().push(*c);
+    }
+    let anywhere = by_object.remove(&None).unwrap_or_default();
+    for group in by_object.values() {
+        for (x, &a) in group.iter().enumerate() {
+            for &b in &group[x..] {
+                f(a, b);
+            }
+        }
+    }
+    for (x, &a) in anywhere.iter().enumerate() {
+        for &b in anywhere[x..].iter().chain(by_object.values().flatten()) {
             f(a, b);
         }
     }

@@ -444,17 +444,20 @@ impl<'a> FnAnalysis<'a> {
         let record = crate::pta::signature::lval_type(self.ctx.program, self.func, lv)
             .and_then(|t| self.ctx.program.types.as_record(t));
         for p in self.lval_paths(st, lv) {
-            if let Some(r) = record {
-                self.push_members(st, col, &p, r, kind, atomic, loc);
+            let covered =
+                record.is_some_and(|r| self.push_members(st, col, &p, r, kind, atomic, loc));
+            if !covered {
+                self.push(st, col, p, kind, atomic, loc, class);
             }
-            self.push(st, col, p, kind, atomic, loc, class);
         }
     }
 
     /// A whole-object access (`s = t`, `memset(&s, ...)`, a struct passed by value) overlaps
     /// every member access; in the field-based points-to mode members are classes of their own,
-    /// so the access is recorded on each member of record `r` too (at most
-    /// [`MAX_MEMBER_ACCESSES`], nested records not expanded).
+    /// so the access is recorded on each member of record `r` too, and on the members of its
+    /// nested records (at most [`MAX_MEMBER_ACCESSES`] in all). Whether that covers the whole
+    /// object, in which case the whole-object access need not be recorded (the race stage
+    /// pairs a whole-object access with every member access of its object, which costs).
     #[allow(clippy::too_many_arguments)]
     fn push_members(
         &self,
@@ -465,13 +468,30 @@ impl<'a> FnAnalysis<'a> {
         kind: AccessKind,
         atomic: bool,
         loc: Loc,
-    ) {
-        let fields = &self.ctx.program.types.record(r).fields;
-        for f in fields.iter().take(MAX_MEMBER_ACCESSES) {
-            let member = path.clone().with(Step::Field(r, f.name));
-            let class = || self.ctx.pta.field_class(r, f.name);
-            self.push(st, col, member, kind, atomic, loc, class);
+    ) -> bool {
+        let types = &self.ctx.program.types;
+        let mut budget = MAX_MEMBER_ACCESSES;
+        let mut records = std::collections::VecDeque::from([(path.clone(), r)]);
+        while let Some((outer, r)) = records.pop_front() {
+            for f in &types.record(r).fields {
+                if budget == 0 {
+                    return false;
+                }
+                budget -= 1;
+                let member = outer.clone().with(Step::Field(r, f.name));
+                let class = || self.ctx.pta.field_class(r, f.name);
+                // A member that is a record (or an array of them) has members of its own.
+                let (mut t, mut inner) = (f.ty, member.clone());
+                while let crate::ir::types::TypeKind::Array { elem, .. } = types.kind(t) {
+                    (t, inner) = (*elem, inner.with(Step::Index));
+                }
+                if let Some(nested) = types.as_record(t) {
+                    records.push_back((inner, nested));
+                }
+                self.push(st, col, member, kind, atomic, loc, class);
+            }
         }
+        true
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -260,10 +260,11 @@ impl FnAnalysis<'_> {
                 crate::pta::signature::pointee_record(self.ctx.program, self.func, a)
             });
             for p in self.pointee(st, call, i, Self::normalize).0 {
-                if let Some(r) = record {
-                    self.push_members(st, col, &p, r, kind, atomic, call.loc);
+                let covered = record
+                    .is_some_and(|r| self.push_members(st, col, &p, r, kind, atomic, call.loc));
+                if !covered {
+                    self.push(st, col, p, kind, atomic, call.loc, class);
                 }
-                self.push(st, col, p, kind, atomic, call.loc, class);
             }
         };
         // A lock operation reads and writes its lock atomically: it races with the lock's

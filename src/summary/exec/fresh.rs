@@ -185,12 +185,14 @@ impl FnAnalysis<'_> {
             return;
         };
         let path = crate::summary::path::Path::new(crate::summary::path::Root::Rep(c));
-        if let Some(r) = self.converted_record(col.block, l, dst) {
-            self.push_members(st, col, &path, r, super::AccessKind::Write, false, loc);
-        }
-        self.push(st, col, path, super::AccessKind::Write, false, loc, || {
-            Some(c)
+        let covered = self.converted_record(col.block, l, dst).is_some_and(|r| {
+            self.push_members(st, col, &path, r, super::AccessKind::Write, false, loc)
         });
+        if !covered {
+            self.push(st, col, path, super::AccessKind::Write, false, loc, || {
+                Some(c)
+            });
+        }
     }
 
     /// The record a pointer local points to: its own type's, or that of the first copy of its
