@@ -180,3 +180,40 @@ fn calls_through_unknown_members_do_not_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// One struct with an anonymous member, defined in two units (the second unit defines another
+/// anonymous struct first): the units' definitions are one record, so the member both units
+/// write is one location and the writes race (a per-unit name of the anonymous member made
+/// them two records, and the race was missed).
+#[test]
+fn a_struct_with_anonymous_members_is_one_record_across_units() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let header = "struct stat { union { int a; long b; }; int count; };\n\
+                  extern struct stat shared;\n";
+    std::fs::write(
+        dir.path().join("a.c"),
+        format!(
+            "#include <pthread.h>\n{header}struct stat shared;\n\
+             void *bump(void *p) {{ shared.count++; return p; }}\n\
+             int main(void) {{ pthread_t t; extern void *reset(void *);\n\
+             pthread_create(&t, 0, bump, 0); pthread_create(&t, 0, reset, 0); return 0; }}\n"
+        ),
+    )
+    .expect("write a.c");
+    std::fs::write(
+        dir.path().join("b.c"),
+        format!(
+            "struct other {{ struct {{ int x; }}; int y; }} o;\n{header}\
+             void *reset(void *p) {{ shared.count = 0; return p; }}\n"
+        ),
+    )
+    .expect("write b.c");
+    let report = json(&[dir.path().to_str().unwrap()]);
+    let warnings = report["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["lvalue"].as_str().is_some_and(|l| l.ends_with("count"))),
+        "{report:#}"
+    );
+}
