@@ -46,6 +46,12 @@ impl Lower<'_, '_> {
             }
             None => self.auto_type(id),
         };
+        let block_scope = !self.st.scopes.at_file_scope();
+        if block_scope && specs.storage != Storage::Extern {
+            self.vla_bound_reads(self.loc(lo));
+        } else {
+            self.st.vla_bounds.clear();
+        }
         if specs.storage == Storage::Typedef {
             self.st.scopes.bind(sym, Binding::Typedef(ty));
             return;
@@ -54,7 +60,6 @@ impl Lower<'_, '_> {
             self.function_declaration(sym, ty, specs.storage == Storage::Static);
             return;
         }
-        let block_scope = !self.st.scopes.at_file_scope();
         let flags = self.var_flags(ty, specs);
         let loc = self.loc(lo);
         if block_scope && !matches!(specs.storage, Storage::Extern | Storage::Static) {

@@ -45,6 +45,21 @@ impl Lower<'_, '_> {
         self.fb().emit(i);
     }
 
+    /// Evaluates the non-constant array bounds of the type just built (C11 6.7.6.2p5: a VLA's
+    /// size expression is evaluated when the declaration or type name is), each into a
+    /// temporary, so the variables they read are read there.
+    pub fn vla_bound_reads(&mut self, loc: Loc) {
+        for e in std::mem::take(&mut self.st.vla_bounds) {
+            if self.fb.is_none() {
+                continue;
+            }
+            if let Ok((v, ty)) = self.rvalue(e) {
+                let t = self.temp(ty);
+                self.store(Lval::var(t), ty, v, loc, false);
+            }
+        }
+    }
+
     /// A fresh temporary: a local, or an internal global inside a static initializer.
     pub fn temp(&mut self, ty: TypeId) -> VarRef {
         let ty = self.types().unqualified(ty);

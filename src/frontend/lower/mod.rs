@@ -87,6 +87,10 @@ pub(crate) struct UnitState<'n> {
     strings: FxHashMap<String, StrId>,
     /// Counter for synthetic names (anonymous members, temporaries of file-scope literals).
     anon: u32,
+    /// Array bounds of the type just built that are not constants (a VLA's `n` in
+    /// `int a[n]` or `sizeof(int[n])`): evaluated where the type is, so their reads are
+    /// accesses ([`Lower::vla_bound_reads`]).
+    pub vla_bounds: Vec<super::ast::ExprId>,
 }
 
 impl<'n> UnitState<'n> {
@@ -102,6 +106,7 @@ impl<'n> UnitState<'n> {
             file_globals: FxHashMap::default(),
             strings: FxHashMap::default(),
             anon: 0,
+            vla_bounds: Vec::new(),
         }
     }
 }

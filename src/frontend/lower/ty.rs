@@ -14,9 +14,14 @@ impl Lower<'_, '_> {
         self.apply_declarator(base, d)
     }
 
+    /// The type a type name denotes; in a function, its non-constant array bounds are read
+    /// there (`sizeof(int[n])`, `(int (*)[n])p`).
     pub fn type_name(&mut self, tn: ast::TypeNameId) -> TypeId {
         let tn = self.ast.type_names[tn];
-        self.declared_type(&tn.specs, &tn.declarator)
+        let t = self.declared_type(&tn.specs, &tn.declarator);
+        let loc = self.loc(tn.declarator.span.lo);
+        self.vla_bound_reads(loc);
+        t
     }
 
     /// The type named by the specifiers, with their qualifiers.
@@ -67,9 +72,11 @@ impl Lower<'_, '_> {
                     self.types().qualified(p, convert_quals(q))
                 }
                 Derived::Array { size, .. } => {
-                    let len = size
-                        .and_then(|e| self.const_eval(e))
-                        .and_then(|v| u64::try_from(v).ok());
+                    let value = size.and_then(|e| self.const_eval(e));
+                    if let (Some(e), None, Some(_), false) = (size, value, &self.fb, self.probing) {
+                        self.st.vla_bounds.push(e);
+                    }
+                    let len = value.and_then(|v| u64::try_from(v).ok());
                     self.types()
                         .intern(TypeKind::Array { elem: t, len }, Quals::default())
                 }
