@@ -23,6 +23,8 @@ pub struct Options {
     /// Recursive SCCs of at least this many functions are collapsed
     /// ([`crate::summary::shared`], `--collapse-scc`).
     pub collapse_at: usize,
+    /// Publication through calls and returns counts as racy ([`summary::Context`]).
+    pub strict_publication: bool,
     /// Thread entries besides `main` and the start routines found (`--entry`).
     pub entries: EntryOptions,
     /// The summaries [`summarize`] returns ([`analyze`] keeps those the race stage reads).
@@ -65,6 +67,7 @@ impl Default for Options {
                 ..Default::default()
             },
             collapse_at: summary::DEFAULT_COLLAPSE_AT,
+            strict_publication: false,
             entries: EntryOptions::default(),
             keep: KeepSummaries::All,
         }
@@ -170,6 +173,7 @@ fn summarize_inner(
             fields: options.fields,
             signature_filter: options.signature_filter,
             max_rounds: options.schedule.max_rounds,
+            strict_publication: options.strict_publication,
         };
         let cache = SummaryCache::new(store, program, &pta, &cg, models, &options);
         if cache.is_none() {
@@ -222,6 +226,7 @@ fn summarize_inner(
             store: cache.as_ref().map(|c| c as &dyn summary::SummaryStore),
             keep,
             collapse_at: options.collapse_at,
+            strict_publication: options.strict_publication,
         },
     );
     sums.cache = cache.map(|c| c.stats());

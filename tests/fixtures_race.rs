@@ -48,7 +48,7 @@ fn annotations(text: &str) -> Vec<(u32, Expect)> {
 }
 
 /// A fixture's `// relay-args:` line: the `relay analyze` options it needs (`--filter`,
-/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`).
+/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`, `--strict-publication`).
 fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
     let mut options = pipeline::Options::default();
     let mut filters = FilterConfig::default();
@@ -67,6 +67,7 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--entry" => options.entries.names.push(value().to_string()),
             "--entry-roots" => options.entries.roots = true,
             "--collapse-scc" => options.collapse_at = value().parse().unwrap(),
+            "--strict-publication" => options.strict_publication = true,
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

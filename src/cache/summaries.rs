@@ -93,6 +93,7 @@ pub struct SummaryOptions {
     pub fields: crate::pta::FieldMode,
     pub signature_filter: bool,
     pub max_rounds: u32,
+    pub strict_publication: bool,
 }
 
 impl<'a> SummaryCache<'a> {
@@ -110,6 +111,7 @@ impl<'a> SummaryCache<'a> {
             .str(&format!("{:?}", options.fields))
             .u64(options.signature_filter.into())
             .u64(options.max_rounds.into())
+            .u64(options.strict_publication.into())
             .key(&fingerprint::models(models))
             .key(&fingerprint::layout(program))
             .key(&classes.fingerprint)

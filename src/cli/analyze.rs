@@ -104,6 +104,9 @@ impl AnalyzeArgs {
         if self.pta.no_signature_filter {
             opt("--no-signature-filter", String::new());
         }
+        if self.pta.strict_publication {
+            opt("--strict-publication", String::new());
+        }
         if let Some(d) = &self.summaries {
             opt("--summaries=", d.display().to_string());
         }
@@ -146,6 +149,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             max_rounds: args.max_rounds.max(1),
         },
         collapse_at: args.collapse_scc,
+        strict_publication: args.pta.strict_publication,
         entries,
         keep: Default::default(),
     };

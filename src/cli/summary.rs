@@ -127,6 +127,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
             max_rounds: args.max_rounds.max(1),
         },
         collapse_at: args.collapse_scc,
+        strict_publication: args.pta.strict_publication,
         entries: Default::default(),
         // The statistics are taken as SCCs finish: only the printed summaries stay.
         keep: pipeline::KeepSummaries::Functions(wanted.clone()),

@@ -152,6 +152,9 @@ pub struct Context<'a> {
     stats: std::sync::Mutex<StatsAcc>,
     /// Recursive SCCs of at least this many functions are collapsed ([`shared`]).
     pub collapse_at: usize,
+    /// A fresh object handed to a callee that keeps it, or returned, with no lock held, is
+    /// a racy publication too (`--strict-publication`; see `exec/fresh.rs`).
+    pub strict_publication: bool,
 }
 
 impl<'a> Context<'a> {
@@ -174,6 +177,7 @@ impl<'a> Context<'a> {
             keep: None,
             stats: Default::default(),
             collapse_at: DEFAULT_COLLAPSE_AT,
+            strict_publication: false,
         }
     }
 
@@ -389,6 +393,8 @@ pub struct Setup<'a> {
     pub keep: Option<Vec<bool>>,
     /// [`Context::collapse_at`].
     pub collapse_at: usize,
+    /// [`Context::strict_publication`].
+    pub strict_publication: bool,
 }
 
 impl Default for Setup<'_> {
@@ -397,6 +403,7 @@ impl Default for Setup<'_> {
             store: None,
             keep: None,
             collapse_at: DEFAULT_COLLAPSE_AT,
+            strict_publication: false,
         }
     }
 }
@@ -415,6 +422,7 @@ pub fn compute_with_store(
     ctx.store = setup.store;
     ctx.keep = setup.keep;
     ctx.collapse_at = setup.collapse_at.max(2);
+    ctx.strict_publication = setup.strict_publication;
     let schedule = schedule::run_with(cg, &ctx, options);
     let mut stats = summary_stats(program, &ctx);
     stats.failed_sccs = schedule.failed.len();

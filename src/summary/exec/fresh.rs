@@ -13,8 +13,10 @@
 //! (C11 5.1.2.4) sees the object's fields with no happens-before either (TSan reports both). So
 //! an object stored into shared memory with no lock held (`conns[fd] = c` outside any critical
 //! section) is a *racy publication*: the accesses through it before that store are recorded
-//! after all, the zeroing write of `calloc` included. A store under a lock, a thread creation
-//! and a call are taken as ordered (the callee may publish under its own lock; not checked).
+//! after all, the zeroing write of `calloc` included. A store under a lock, a thread creation,
+//! a call that passes the object on and a return are taken as ordered (the callee or caller
+//! may publish under its own lock; not checked) — unless `--strict-publication`, where a call
+//! that keeps the object or a return with no lock held is a racy publication too.
 
 use rustc_hash::FxHashSet;
 
@@ -146,14 +148,32 @@ impl FnAnalysis<'_> {
             }
             let mut st = st.clone();
             for instr in &block.instrs {
-                if let Instr::Assign { dst, src, .. } = instr {
-                    if let Some(at) = self.fresh_site(&st, src) {
-                        if st.locks.plus.is_empty() && self.shared_memory(&st, dst) {
-                            racy.insert(at);
+                let unlocked = st.locks.plus.is_empty();
+                match instr {
+                    Instr::Assign { dst, src, .. } => {
+                        if let Some(at) = self.fresh_site(&st, src) {
+                            if unlocked && self.shared_memory(&st, dst) {
+                                racy.insert(at);
+                            }
                         }
                     }
+                    Instr::Call { callee, .. }
+                        if unlocked
+                            && self.ctx.strict_publication
+                            && !self.creates_thread(callee) =>
+                    {
+                        for l in self.escapes(instr).0 {
+                            racy.extend(st.fresh.get(&l).copied());
+                        }
+                    }
+                    _ => {}
                 }
                 self.instr(&mut st, instr, &mut None);
+            }
+            if let (Terminator::Return { value: Some(v), .. }, true) =
+                (&block.term, self.ctx.strict_publication)
+            {
+                racy.extend(self.fresh_site(&st, v));
             }
         }
         racy
@@ -222,6 +242,12 @@ impl FnAnalysis<'_> {
                     _ => None,
                 })
         })
+    }
+
+    /// Whether `callee` is a thread creation (which orders what came before it).
+    fn creates_thread(&self, callee: &Expr) -> bool {
+        matches!(callee, Expr::Func(FuncRef::Linked(g))
+            if self.ctx.model(*g).is_some_and(|m| m.thread_create.is_some()))
     }
 
     /// Whether a store to `dst` may be read by another thread.
