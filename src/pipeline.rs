@@ -173,6 +173,7 @@ fn summarize_inner(
             fields: options.fields,
             signature_filter: options.signature_filter,
             max_rounds: options.schedule.max_rounds,
+            collapse_at: options.collapse_at,
             strict_publication: options.strict_publication,
         };
         let cache = SummaryCache::new(store, program, &pta, &cg, models, &options);

@@ -93,6 +93,7 @@ pub struct SummaryOptions {
     pub fields: crate::pta::FieldMode,
     pub signature_filter: bool,
     pub max_rounds: u32,
+    pub collapse_at: usize,
     pub strict_publication: bool,
 }
 
@@ -111,6 +112,7 @@ impl<'a> SummaryCache<'a> {
             .str(&format!("{:?}", options.fields))
             .u64(options.signature_filter.into())
             .u64(options.max_rounds.into())
+            .u64(options.collapse_at as u64)
             .u64(options.strict_publication.into())
             .key(&fingerprint::models(models))
             .key(&fingerprint::layout(program))

@@ -53,6 +53,11 @@ pub struct AnalyzeArgs {
     /// of accesses instead of each holding the whole SCC's (README, "Big recursive SCCs").
     #[arg(long, value_name = "N", default_value_t = summary::DEFAULT_COLLAPSE_AT)]
     pub collapse_scc: usize,
+    /// Treat an object a function allocates and then hands to a callee that keeps it, or
+    /// returns, while holding no lock, as published with a data race: its earlier accesses
+    /// are shared (by default only an unlocked store publishes racily; README, "Publication").
+    #[arg(long)]
+    pub strict_publication: bool,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -104,7 +109,7 @@ impl AnalyzeArgs {
         if self.pta.no_signature_filter {
             opt("--no-signature-filter", String::new());
         }
-        if self.pta.strict_publication {
+        if self.strict_publication {
             opt("--strict-publication", String::new());
         }
         if let Some(d) = &self.summaries {
@@ -149,7 +154,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             max_rounds: args.max_rounds.max(1),
         },
         collapse_at: args.collapse_scc,
-        strict_publication: args.pta.strict_publication,
+        strict_publication: args.strict_publication,
         entries,
         keep: Default::default(),
     };

@@ -40,11 +40,6 @@ pub struct PointsToArgs {
     /// another type after a cast to `void *`; see README, `relay callgraph`).
     #[arg(long)]
     pub no_signature_filter: bool,
-    /// Treat an object a function allocates and then hands to a callee that keeps it, or
-    /// returns, while holding no lock, as published with a data race: its earlier accesses
-    /// are shared (by default only an unlocked store publishes racily; README, "Publication").
-    #[arg(long)]
-    pub strict_publication: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

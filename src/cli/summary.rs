@@ -43,6 +43,11 @@ pub struct SummaryArgs {
     /// of accesses instead of each holding the whole SCC's (README, "Big recursive SCCs").
     #[arg(long, value_name = "N", default_value_t = summary::DEFAULT_COLLAPSE_AT)]
     pub collapse_scc: usize,
+    /// Treat an object a function allocates and then hands to a callee that keeps it, or
+    /// returns, while holding no lock, as published with a data race: its earlier accesses
+    /// are shared (by default only an unlocked store publishes racily; README, "Publication").
+    #[arg(long)]
+    pub strict_publication: bool,
 }
 
 #[derive(Serialize)]
@@ -127,7 +132,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
             max_rounds: args.max_rounds.max(1),
         },
         collapse_at: args.collapse_scc,
-        strict_publication: args.pta.strict_publication,
+        strict_publication: args.strict_publication,
         entries: Default::default(),
         // The statistics are taken as SCCs finish: only the printed summaries stay.
         keep: pipeline::KeepSummaries::Functions(wanted.clone()),
