@@ -453,14 +453,19 @@ fn instantiate(p: &Path, e: &ThreadEntry) -> Path {
 
 /// Global locks, members of globals, locks reached from a global pointer (RELAY's assumption
 /// that the pointer is not reassigned), and pseudo-locks (`rcu`). Never an element of an array
-/// of locks (`m[i]`, `a[i].mutex`, `item_locks[hv & mask]`): paths do not keep the index, so two
-/// threads may hold different elements.
+/// of locks at a non-constant index (`m[i]`, `a[i].mutex`, `item_locks[hv & mask]`): paths do
+/// not keep such an index, so two threads may hold different elements; `m[3]` is one lock.
 fn names_one_lock(p: &Path) -> bool {
     matches!(p.root, Root::Global(_) | Root::Pseudo(_)) && !indexed(p)
 }
 
 fn indexed(p: &Path) -> bool {
     p.steps.contains(&Step::Index)
+}
+
+/// Two different constant elements of one array (`m[3]` and `m[4]`).
+fn different_elements(x: Option<&Step>, y: Option<&Step>) -> bool {
+    matches!((x, y), (Some(Step::Elem(a)), Some(Step::Elem(b))) if a != b)
 }
 
 /// Both accesses are in the same object `P` (their paths up to the last dereference agree), and
@@ -519,7 +524,8 @@ fn may_alias(program: &Program, a: &Path, b: &Path) -> bool {
             .zip(&b.steps)
             .take_while(|(x, y)| x == y)
             .count();
-        if different_members(a.steps.get(common), b.steps.get(common)) {
+        let (x, y) = (a.steps.get(common), b.steps.get(common));
+        if different_members(x, y) || different_elements(x, y) {
             return false;
         }
     }

@@ -31,6 +31,9 @@ use call::merge_spawns;
 /// leaves it.
 type ExitJoins = rustc_hash::FxHashMap<(usize, usize), Vec<Expr>>;
 
+/// Constant indices up to this one are elements of their own (`Step::Elem`); past it, any.
+const MAX_ELEM: u32 = 1 << 16;
+
 /// At most this many members of a record get the accesses of a whole-object access.
 const MAX_MEMBER_ACCESSES: usize = 64;
 
@@ -315,7 +318,13 @@ impl<'a> FnAnalysis<'a> {
             .iter()
             .map(|o| match o {
                 Offset::Field { record, name } => Step::Field(*record, *name),
-                Offset::Index(_) => Step::Index,
+                Offset::Index(e) => match **e {
+                    Expr::Const(Const::Int(k)) => u32::try_from(k)
+                        .ok()
+                        .filter(|k| *k <= MAX_ELEM)
+                        .map_or(Step::Index, Step::Elem),
+                    _ => Step::Index,
+                },
             })
             .collect();
         bases

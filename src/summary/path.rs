@@ -31,6 +31,16 @@ pub enum Step {
     Field(RecordId, Name),
     /// Any element of an array (RELAY's `[0]`: all indices are one location).
     Index,
+    /// The element at a constant index (`m[3]`): one lock, one thread handle, a location apart
+    /// from the other constant elements (but not from `Index`).
+    Elem(u32),
+}
+
+impl Step {
+    /// An array step, constant or not.
+    pub fn is_element(&self) -> bool {
+        matches!(self, Step::Index | Step::Elem(_))
+    }
 }
 
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]

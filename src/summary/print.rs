@@ -56,6 +56,10 @@ impl SummaryPrinter<'_> {
                     s = format!("{}[*]", paren(&s, starred));
                     starred = false;
                 }
+                (Step::Elem(k), _) => {
+                    s = format!("{}[{k}]", paren(&s, starred));
+                    starred = false;
+                }
             }
             i += 1;
         }

@@ -86,7 +86,7 @@ pub fn path(p: &Path, m: &mut impl IdMap) -> Option<Path> {
         .iter()
         .map(|s| match *s {
             Step::Field(r, n) => Some(Step::Field(r, m.name(n)?)),
-            s @ (Step::Deref | Step::Index) => Some(s),
+            s @ (Step::Deref | Step::Index | Step::Elem(_)) => Some(s),
         })
         .collect::<Option<_>>()?;
     Some(Path { root, steps })

@@ -573,7 +573,12 @@ pub(super) fn array_slot(e: &Expr) -> bool {
     let Expr::Load(lv) = e else { return false };
     let mut host = match &lv.host {
         Host::Mem(addr) => addr.as_ref(),
-        Host::Var(_) => return lv.offsets.iter().any(|o| matches!(o, Offset::Index(_))),
+        // `t[0]` on an array variable is one element (`Step::Elem`); `t[i]` any.
+        Host::Var(_) => {
+            return lv.offsets.iter().any(
+                |o| matches!(o, Offset::Index(e) if !matches!(**e, Expr::Const(Const::Int(_)))),
+            )
+        }
     };
     while let Expr::Cast(_, inner) = host {
         host = inner;

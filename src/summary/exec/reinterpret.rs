@@ -123,7 +123,7 @@ fn outermost_global(p: &Path) -> Option<Path> {
             let steps = p
                 .steps
                 .iter()
-                .take_while(|s| matches!(s, Step::Index))
+                .take_while(|s| s.is_element())
                 .copied()
                 .collect();
             Some(Path {
