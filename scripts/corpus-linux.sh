@@ -31,7 +31,12 @@ if [[ $# -lt 1 || $1 == -h || $1 == --help ]]; then
 fi
 OUT=$1
 shift
-DIRS=("$@")
+# Kbuild builds a directory only when it is named with a trailing slash (`make -n kernel`
+# lists nothing): add it.
+DIRS=()
+for d in "$@"; do
+    DIRS+=("${d%/}/")
+done
 JOBS=${JOBS:-2}
 BATCH=${BATCH:-150}
 VER=6.1
