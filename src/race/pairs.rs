@@ -5,7 +5,7 @@
 //! Accesses are bucketed by points-to class first, so only accesses that may alias are ever
 //! compared. In the default field-based mode that class is the member's (`S.f` for every object
 //! of `S`); the classes of the objects the members lie in then separate accesses of one bucket,
-//! unless an object may lie inside another (see [`object_class`]).
+//! unless an object may lie inside another (see [`separates`]).
 
 use std::collections::BTreeMap;
 
@@ -147,15 +147,12 @@ pub fn racing_pairs<'a>(
                 Some(c) => Bucket::Class(c),
                 None => Bucket::Path(a.path.clone()),
             };
-            let within = classes.object_class(a.path).map(|o| {
-                let o = pta.class(o);
-                (o, a.class == Some(o))
-            });
+            let object = classes.object_class(a.path).map(|o| pta.class(o));
             buckets.entry(key).or_default().push(Candidate {
                 entry: i,
                 access: a,
-                object: object_class(&classes, a.path),
-                within,
+                object: object.filter(|&o| separates(pta, o)),
+                within: object.map(|o| (o, a.class == Some(o))),
             });
         }
     }
@@ -217,36 +214,49 @@ pub fn racing_pairs<'a>(
         });
     }
     for w in &whole.kept {
-        let Some((o, _)) = w.within else { continue };
-        // One warning per whole-object access: the member accesses it races with are
-        // one side, every site named.
-        let mut racing: Option<Pair<'a>> = None;
-        let mut sites: rustc_hash::FxHashSet<Loc> = Default::default();
-        for m in members.get(&o).into_iter().flatten() {
-            let Some(pair) = check(program, entries, *w, *m, &mut stats) else {
-                continue;
-            };
-            let (whole, member) = if pair.first.access.path == w.access.path {
-                (pair.first, pair.second)
-            } else {
-                (pair.second, pair.first)
-            };
-            sites.extend(member.access.witnesses.iter().map(|x| x.loc));
-            racing.get_or_insert(Pair {
-                first: whole,
-                second: member,
-            });
-        }
-        if let Some(mut pair) = racing {
-            for x in pair.second.access.witnesses {
-                sites.remove(&x.loc);
-            }
-            pair.second.also = sites.into_iter().collect();
-            pair.second.also.sort();
+        let racing = w
+            .within
+            .and_then(|(o, _)| whole_object_pair(program, entries, w, members.get(&o), &mut stats));
+        if let Some(pair) = racing {
             add(pair);
         }
     }
     (found.into_values().flatten().collect(), stats)
+}
+
+/// One warning for a whole-object access `w`: paired with every member access of its object
+/// that races with it, the first as the other side and the sites of all of them named there.
+fn whole_object_pair<'a>(
+    program: &Program,
+    entries: &[ThreadEntry],
+    w: &Candidate<'a>,
+    members: Option<&Vec<Candidate<'a>>>,
+    stats: &mut PairStats,
+) -> Option<Pair<'a>> {
+    let mut racing: Option<Pair<'a>> = None;
+    let mut sites: rustc_hash::FxHashSet<Loc> = Default::default();
+    for m in members.into_iter().flatten() {
+        let Some(pair) = check(program, entries, *w, *m, stats) else {
+            continue;
+        };
+        let (whole, member) = if pair.first.access.path == w.access.path {
+            (pair.first, pair.second)
+        } else {
+            (pair.second, pair.first)
+        };
+        sites.extend(member.access.witnesses.iter().map(|x| x.loc));
+        racing.get_or_insert(Pair {
+            first: whole,
+            second: member,
+        });
+    }
+    let mut pair = racing?;
+    for x in pair.second.access.witnesses {
+        sites.remove(&x.loc);
+    }
+    pair.second.also = sites.into_iter().collect();
+    pair.second.also.sort();
+    Some(pair)
 }
 
 /// The accesses that stand for all: per access (path, locks, kind, sites, …) and per kind of
@@ -489,13 +499,12 @@ fn same_base(lock: &Path, a: &Path, b: &Path) -> bool {
         && !indexed(lock)
 }
 
-/// The points-to class of the object an access lies in, if it separates the access from those
-/// of other classes: not for an object that may be a member of another (a pointer into a
+/// Whether the class of the object an access lies in separates it from accesses in objects of
+/// other classes: not when an object of the class may be a member of another (a pointer into a
 /// member reaches the object around it by `container_of` or a cast, and that object's class is
-/// another), nor for a path the points-to graph does not know.
-fn object_class(classes: &Classes<'_>, path: &Path) -> Option<u32> {
-    let c = classes.object_class(path)?;
-    (!classes.pta.is_interior(c)).then(|| classes.pta.class(c))
+/// another).
+fn separates(pta: &PointsTo, object: u32) -> bool {
+    !pta.is_interior(object)
 }
 
 /// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses

@@ -142,6 +142,21 @@ impl FnAnalysis<'_> {
     /// fresh) while the function holds no lock. `entry`: the dataflow state at each block.
     pub(super) fn find_racy_publications(&self, entry: &[State]) -> FxHashSet<Loc> {
         let mut racy = FxHashSet::default();
+        // Objects are fresh only from an allocation in this function: without one there is
+        // nothing to publish, and the walk (every transfer function again) is skipped.
+        let allocates = |i: &Instr| {
+            matches!(i, Instr::Call { callee: Expr::Func(FuncRef::Linked(g)), .. }
+                if self.ctx.model(*g).is_some_and(|m| m.alloc.is_some()))
+        };
+        if !self
+            .body
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instrs)
+            .any(allocates)
+        {
+            return racy;
+        }
         for (block, st) in self.body.blocks.iter().zip(entry) {
             if !st.reachable {
                 continue;
