@@ -2,6 +2,14 @@
 //! `plus` (L+) holds the locks that must have been acquired on every path, `minus` (L−) those that
 //! may have been released on some path. Join is `(∩, ∪)`.
 //!
+//! Unlike RELAY, an unlock of a lock the function itself acquired (one in L+) does not put it in
+//! L−: the function gives back what it took, and a hold its caller had is still there. That is
+//! what a recursive mutex does (SQLite's `db->mutex`, entered again by a nested API call), and for
+//! any other lock it changes nothing: a caller holding a non-recursive lock cannot reach the
+//! function's unlock, because the function's own lock of it would have deadlocked (or, for a
+//! trylock, failed). So L+ and L− may overlap: L− says the caller's hold may have been released,
+//! L+ that the function holds the lock again; a caller applies L− first ([`RelativeLockset::update`]).
+//!
 //! L− is bounded: once it would hold more than [`MAX_RELEASED`] locks it becomes ⊤ ("any lock may
 //! have been released", `minus_top`). In the kernel's big recursive SCC, locks released anywhere
 //! below a function flow into its L−, which grew to thousands of paths, each one joined and
@@ -77,16 +85,18 @@ impl RelativeLockset {
             && (other.minus_top || (!self.minus_top && self.minus.is_subset(&other.minus)))
     }
 
-    /// A lock operation: `lockUpdate(self, ({lock}, {}))`.
+    /// A lock operation. L− keeps the path: if the caller's hold was released before, the
+    /// lock held now is the function's own, and its unlock releases it for good.
     pub fn acquire(&mut self, lock: Lock) {
-        self.minus.remove(&lock.path);
         self.plus.insert(lock);
     }
 
-    /// An unlock operation: `lockUpdate(self, ({}, {path}))`.
+    /// An unlock operation: gives back the function's own acquisition if it has one (see the
+    /// module comment), else releases the caller's hold (L−).
     pub fn release(&mut self, path: &Path) {
-        self.plus.retain(|l| l.path != *path);
-        if !self.minus_top {
+        if self.holds(path) {
+            self.plus.retain(|l| l.path != *path);
+        } else if !self.minus_top {
             self.minus.insert(path.clone());
             self.bound_minus();
         }
@@ -108,9 +118,10 @@ impl RelativeLockset {
             .is_ok()
     }
 
-    /// RELAY's lockUpdate (Figure 3): applies the effect `callee` (a callee's relative lockset,
-    /// already rebound to the caller) after `self`:
-    /// `((L+ ∪ L'+) − L'−, (L− ∪ L'−) − L'+)`.
+    /// RELAY's lockUpdate (Figure 3) with overlapping L+ and L−: applies the effect `callee` (a
+    /// callee's relative lockset, already rebound to the caller) after `self`:
+    /// `((L+ − L'−) ∪ L'+, L− ∪ L'−)`. A lock the callee released and took again is held after
+    /// the call, and the caller's entry hold of it stays released.
     pub fn update(&self, callee: &RelativeLockset) -> RelativeLockset {
         let mut out = self.clone();
         if callee.minus_top {
@@ -124,7 +135,6 @@ impl RelativeLockset {
             }
         }
         if !callee.plus.is_empty() {
-            out.minus.retain(|p| !callee.holds(p));
             out.plus.union_with(&callee.plus);
         }
         out
@@ -254,8 +264,11 @@ mod tests {
     fn lock_update_follows_figure_3() {
         // airo_thread: ({l}, {}) then airo_read_stats' rebound ({}, {l}) gives ({}, {l}).
         assert_eq!(ls(&[1], &[]).update(&ls(&[], &[1])), ls(&[], &[1]));
-        // A callee that acquires what the caller released: ({}, {1}) · ({1}, {}) = ({1}, {}).
-        assert_eq!(ls(&[], &[1]).update(&ls(&[1], &[])), ls(&[1], &[]));
+        // A callee that acquires what the caller released: the lock is held after the call, the
+        // caller's entry hold stays released.
+        assert_eq!(ls(&[], &[1]).update(&ls(&[1], &[])), ls(&[1], &[1]));
+        // A callee that released and took again: held after the call.
+        assert_eq!(ls(&[1], &[]).update(&ls(&[1], &[1])), ls(&[1], &[1]));
         // Independent locks accumulate.
         assert_eq!(ls(&[1], &[2]).update(&ls(&[3], &[4])), ls(&[1, 3], &[2, 4]));
         // The empty effect is the identity; the identity is a left unit too.
@@ -263,15 +276,30 @@ mod tests {
             assert_eq!(a.update(&ls(&[], &[])), a);
             assert_eq!(ls(&[], &[]).update(&a), a);
         }
-        // acquire/release are updates with singleton effects.
+        // acquire is an update with a singleton effect; so is a release of a lock not acquired.
         let mut a = ls(&[2], &[1]);
         a.acquire(x(1));
         assert_eq!(a, ls(&[2], &[1]).update(&ls(&[1], &[])));
-        a.release(&p(2));
-        assert_eq!(
-            a,
-            ls(&[1], &[]).update(&ls(&[], &[2])).update(&ls(&[], &[]))
-        );
+        a.release(&p(3));
+        assert_eq!(a, ls(&[1, 2], &[1]).update(&ls(&[], &[3])));
+    }
+
+    #[test]
+    fn a_lock_taken_and_given_back_leaves_the_callers_hold() {
+        // lock(m); unlock(m): nothing released, so a caller's (recursive) hold survives.
+        let mut f = ls(&[], &[]);
+        f.acquire(x(1));
+        f.release(&p(1));
+        assert_eq!(f, ls(&[], &[]));
+        assert_eq!(ls(&[1], &[]).update(&f), ls(&[1], &[]));
+        // unlock(m); lock(m); unlock(m): the caller's hold went with the first unlock.
+        let mut g = ls(&[], &[]);
+        g.release(&p(1));
+        g.acquire(x(1));
+        assert_eq!(g, ls(&[1], &[1]));
+        g.release(&p(1));
+        assert_eq!(g, ls(&[], &[1]));
+        assert_eq!(ls(&[1], &[]).update(&g), ls(&[], &[1]));
     }
 
     #[test]
