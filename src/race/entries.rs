@@ -20,12 +20,14 @@ pub struct ThreadEntry {
     /// once: concurrent with itself.
     pub multiple: bool,
     pub is_main: bool,
-    /// Every creation of this thread happens inside `main`'s threads (started by `main` or by
-    /// such entries): `main`'s accesses before its first thread creation precede it.
-    pub main_ordered: bool,
-    /// `main_ordered`, and every entry that starts it joins all its threads before it ends:
-    /// once `main` has joined every thread it created, this one has finished too.
-    pub join_ordered: bool,
+    /// The entries run once (`main`, a thread started once) inside whose threads every creation
+    /// of this one happens (started by the entry or by threads that are themselves ordered by
+    /// it): the entry's accesses before its first thread creation precede this thread. Sorted.
+    pub ordered_by: Vec<FuncId>,
+    /// Those of `ordered_by` that also see this thread finished once they have joined every
+    /// thread they created: every entry between them and this one joins all its threads
+    /// before it ends. Sorted.
+    pub joined_by: Vec<FuncId>,
     /// The one global object every creation passes as the thread's argument (`&dev_c`), if
     /// they agree: the entry's `arg->lock` is then one lock in all its instances.
     pub arg: Option<Path>,
@@ -126,21 +128,39 @@ pub fn thread_entries(
     }
     let starters: BTreeMap<FuncId, &BTreeSet<FuncId>> =
         started.iter().map(|(&f, s)| (f, &s.starters)).collect();
-    let main_ordered = greatest_fixpoint(&starters, |s, ordered| {
-        Some(s) == main || ordered.contains(&s)
-    });
+    // The entries that run once: `main` and threads started once (a callback runs any number
+    // of times, and a named entry in several threads: neither is here).
+    let once: Vec<FuncId> = main
+        .into_iter()
+        .chain(entries.iter().filter(|(_, &m)| !m).map(|(&f, _)| f))
+        .filter(|f| !callbacks.iter().any(|cb| cb.func == *f) && !extra.contains(f))
+        .collect();
     let leaves_no_threads = |s: FuncId| sums.get(s).is_some_and(|x| x.threads.live.is_empty());
-    let join_ordered = greatest_fixpoint(&starters, |s, ordered| {
-        Some(s) == main || (ordered.contains(&s) && leaves_no_threads(s))
-    });
+    let mut ordered_by: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
+    let mut joined_by: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
+    for &e in &once {
+        if !starters.values().any(|s| s.contains(&e)) {
+            continue;
+        }
+        let ordered = greatest_fixpoint(&starters, |s, ordered| s == e || ordered.contains(&s));
+        let joined = greatest_fixpoint(&starters, |s, ordered| {
+            s == e || (ordered.contains(&s) && leaves_no_threads(s))
+        });
+        for &f in ordered.iter().filter(|&&f| f != e) {
+            ordered_by.entry(f).or_default().push(e);
+            if joined.contains(&f) {
+                joined_by.entry(f).or_default().push(e);
+            }
+        }
+    }
     let mut out: Vec<ThreadEntry> = entries
         .into_iter()
         .map(|(func, multiple)| ThreadEntry {
             func,
             multiple,
             is_main: Some(func) == main,
-            main_ordered: main_ordered.contains(&func),
-            join_ordered: join_ordered.contains(&func) && main_ordered.contains(&func),
+            ordered_by: ordered_by.remove(&func).unwrap_or_default(),
+            joined_by: joined_by.remove(&func).unwrap_or_default(),
             arg: started[&func].arg.clone().flatten(),
             origin: EntryOrigin::Started,
         })
@@ -149,8 +169,8 @@ pub fn thread_entries(
         func,
         multiple: false,
         is_main,
-        main_ordered: false,
-        join_ordered: false,
+        ordered_by: Vec::new(),
+        joined_by: Vec::new(),
         arg: None,
         origin: if is_main {
             EntryOrigin::Main
@@ -175,8 +195,8 @@ pub fn thread_entries(
         match out.iter_mut().find(|e| e.func == cb.func) {
             Some(e) => {
                 e.multiple = true;
-                e.main_ordered = false;
-                e.join_ordered = false;
+                e.ordered_by.clear();
+                e.joined_by.clear();
             }
             None => out.push(ThreadEntry {
                 multiple: true,

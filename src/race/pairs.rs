@@ -270,16 +270,18 @@ struct Representatives<'a> {
     kept: Vec<Candidate<'a>>,
 }
 
-type EntryKind = (bool, bool, bool, bool, Option<Path>);
+/// (runs more than once, the entry itself if it runs once — it may order the threads it
+/// starts —, `ordered_by`, `joined_by`, argument).
+type EntryKind = (bool, Option<FuncId>, Vec<FuncId>, Vec<FuncId>, Option<Path>);
 
 impl<'a> Representatives<'a> {
     fn offer(&mut self, entries: &[ThreadEntry], c: &Candidate<'a>) {
         let e = &entries[c.entry];
         let kind = (
             e.multiple,
-            e.is_main,
-            e.main_ordered,
-            e.join_ordered,
+            (!e.multiple).then_some(e.func),
+            e.ordered_by.clone(),
+            e.joined_by.clone(),
             e.arg.clone(),
         );
         let slot = self.seen.entry((AccessIdentity::of(&c.access), kind));
@@ -307,8 +309,8 @@ fn is_interchangeable(e: &ThreadEntry) -> bool {
     matches!(e.origin, super::entries::EntryOrigin::Callback { .. })
         && e.multiple
         && !e.is_main
-        && !e.main_ordered
-        && !e.join_ordered
+        && e.ordered_by.is_empty()
+        && e.joined_by.is_empty()
         && e.arg.is_none()
 }
 
@@ -416,16 +418,17 @@ fn check<'a>(
     Some(Pair { first, second })
 }
 
-/// The ordering analysis: an access of `main` before its first thread creation precedes every
-/// thread `main` (transitively) starts; one after it joined all the threads it created follows
-/// every thread that cannot outlive them.
+/// The ordering analysis (thread creation history): an access of an entry that runs once
+/// (`main`, a thread started once), made before its first thread creation, precedes every thread
+/// created only inside it (directly or by such threads); one made after it joined all the
+/// threads it created follows every thread that cannot outlive them.
 fn ordered(mine: &ThreadEntry, a: &AccessView<'_>, other: &ThreadEntry) -> bool {
-    mine.is_main
-        && match a.phase {
-            Phase::Before => other.main_ordered,
-            Phase::Joined => other.join_ordered,
-            Phase::Threaded => false,
-        }
+    let by = match a.phase {
+        Phase::Before => &other.ordered_by,
+        Phase::Joined => &other.joined_by,
+        Phase::Threaded => return false,
+    };
+    !mine.multiple && by.binary_search(&mine.func).is_ok()
 }
 
 /// Whether a lock held at both accesses keeps them apart: a lock both hold, at least one side
@@ -560,8 +563,8 @@ mod tests {
             func: FuncId(0),
             multiple: true,
             is_main: false,
-            main_ordered: false,
-            join_ordered: false,
+            ordered_by: Vec::new(),
+            joined_by: Vec::new(),
             arg,
             origin: crate::race::entries::EntryOrigin::Started,
         }
@@ -632,13 +635,13 @@ mod tests {
     }
 
     #[test]
-    fn main_orders_only_what_its_phases_say() {
+    fn an_entry_run_once_orders_only_what_its_phases_say() {
         let started = ThreadEntry {
-            main_ordered: true,
-            join_ordered: false,
+            ordered_by: vec![FuncId(7)],
             ..entry(None)
         };
         let main = ThreadEntry {
+            func: FuncId(7),
             is_main: true,
             multiple: false,
             ..entry(None)
@@ -662,7 +665,25 @@ mod tests {
         assert!(!ordered(&main, &at(Phase::Threaded), &started));
         assert!(
             !ordered(&started, &at(Phase::Before), &main),
-            "only main's phases order"
+            "only the starter's phases order"
         );
+        // A thread started once orders what it starts, as `main` does; not when it runs twice.
+        let parent = ThreadEntry {
+            func: FuncId(3),
+            multiple: false,
+            ..entry(None)
+        };
+        let child = ThreadEntry {
+            ordered_by: vec![FuncId(3), FuncId(7)],
+            joined_by: vec![FuncId(3)],
+            ..entry(None)
+        };
+        assert!(ordered(&parent, &at(Phase::Before), &child));
+        assert!(ordered(&parent, &at(Phase::Joined), &child));
+        let twice = ThreadEntry {
+            multiple: true,
+            ..parent
+        };
+        assert!(!ordered(&twice, &at(Phase::Before), &child));
     }
 }
