@@ -34,6 +34,10 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
         "glibc-alloc.toml",
         include_str!("../../summaries/glibc-alloc.toml"),
     ),
+    (
+        "libarchive.toml",
+        include_str!("../../summaries/libarchive.toml"),
+    ),
     ("libc.toml", include_str!("../../summaries/libc.toml")),
     (
         "libevent.toml",
@@ -296,6 +300,9 @@ struct RawFunction {
     state: Option<Spanned<StateEffect>>,
     #[serde(default)]
     callback: Option<Spanned<CallbackEffect>>,
+    /// Several callbacks (libarchive's `archive_read_open`: open, read and close).
+    #[serde(default)]
+    callbacks: Vec<Spanned<CallbackEffect>>,
     #[serde(default)]
     runs_callbacks: Option<String>,
     #[serde(default)]
@@ -325,7 +332,12 @@ impl RawFunction {
             reads_from: self.reads_from,
             writes_from: self.writes_from,
             state: self.state.map(Spanned::into_inner),
-            callback: self.callback.map(Spanned::into_inner),
+            callbacks: self
+                .callback
+                .into_iter()
+                .chain(self.callbacks)
+                .map(Spanned::into_inner)
+                .collect(),
             runs_callbacks: self.runs_callbacks,
             pure: self.pure,
         }
@@ -489,7 +501,7 @@ fn parse_file(path: &Path, text: &str) -> Result<ParsedFile, ModelError> {
                 ));
             }
         }
-        if let Some(cb) = &f.callback {
+        for cb in f.callback.iter().chain(&f.callbacks) {
             let c = cb.get_ref();
             let problem = match (c.run, &c.loop_name) {
                 (CallbackRun::Loop, None) => Some("`run = \"loop\"` needs `loop = \"name\"`"),

@@ -225,9 +225,10 @@ pub struct Model {
     /// Hidden state the function reads or writes (`rand`, `strtok`, `getenv`).
     #[serde(default)]
     pub state: Option<StateEffect>,
-    /// A function pointer argument the function calls back.
+    /// The function pointer arguments the function calls back (`callback` or `callbacks` in
+    /// a model file).
     #[serde(default)]
-    pub callback: Option<CallbackEffect>,
+    pub callbacks: Vec<CallbackEffect>,
     /// Calls every callback registered (`run = "loop"`) under this name (`event_base_loop`).
     #[serde(default)]
     pub runs_callbacks: Option<String>,
@@ -256,7 +257,7 @@ impl Model {
             reads_from,
             writes_from,
             state,
-            callback,
+            callbacks,
             runs_callbacks,
             pure: _,
         } = self;
@@ -276,7 +277,7 @@ impl Model {
             || reads_from.is_some()
             || writes_from.is_some()
             || state.is_some()
-            || callback.is_some()
+            || !callbacks.is_empty()
             || runs_callbacks.is_some()
     }
 

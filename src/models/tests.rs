@@ -134,8 +134,9 @@ fn pthread_models() {
         trylock(0, LockMode::Exclusive, Success::Zero)
     );
     let once = get("pthread_once")
-        .callback
-        .clone()
+        .callbacks
+        .first()
+        .cloned()
         .expect("pthread_once calls back");
     assert_eq!((once.arg, once.run), (1, crate::models::CallbackRun::Sync));
     for pure in ["pthread_barrier_wait", "pthread_self"] {
@@ -181,7 +182,7 @@ fn c11_and_glib_models() {
         Some(ThreadJoinEffect { handle: 0 })
     );
     assert!(get("cnd_wait").pure);
-    assert_eq!(get("call_once").callback.as_ref().map(|c| c.arg), Some(1));
+    assert_eq!(get("call_once").callbacks.first().map(|c| c.arg), Some(1));
 
     assert_eq!(
         get("g_mutex_trylock").trylock,
@@ -246,7 +247,7 @@ fn allocation_and_libc_models() {
         get("rand").state.as_ref().map(|s| s.name.as_str()),
         Some("rand")
     );
-    let qsort = get("qsort").callback.clone().expect("qsort calls back");
+    let qsort = get("qsort").callbacks.first().cloned().expect("qsort calls back");
     assert_eq!((qsort.arg, qsort.actual_for(1)), (3, Some(0)));
     assert_eq!(get("memcpy").copy, Some(CopyEffect { dst: 0, src: 1 }));
     assert_eq!(

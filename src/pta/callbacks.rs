@@ -58,7 +58,7 @@ enum Spec {
 /// The program's callbacks, found by the points-to solver.
 #[derive(Clone, Debug, Default)]
 pub struct CallbackTable {
-    specs: FxHashMap<FuncId, Spec>,
+    specs: FxHashMap<FuncId, Vec<Spec>>,
     registered: FxHashMap<String, Vec<FuncId>>,
     escaped: Vec<EscapedCallback>,
     escaped_set: rustc_hash::FxHashSet<FuncId>,
@@ -71,17 +71,16 @@ impl CallbackTable {
         for (i, m) in models.iter().enumerate() {
             let Some(m) = m else { continue };
             let f = FuncId(i as u32);
-            if let Some(cb) = m.callback.as_ref().filter(|c| c.run == CallbackRun::Sync) {
-                let formals = (0..cb.args.len()).map(|k| cb.actual_for(k)).collect();
-                specs.insert(
-                    f,
-                    Spec::Sync {
-                        arg: cb.arg,
-                        formals,
-                    },
-                );
-            } else if let Some(name) = &m.runs_callbacks {
-                specs.insert(f, Spec::Loop(name.clone()));
+            let sync = m.callbacks.iter().filter(|c| c.run == CallbackRun::Sync);
+            let mut spec: Vec<Spec> = sync
+                .map(|cb| Spec::Sync {
+                    arg: cb.arg,
+                    formals: (0..cb.args.len()).map(|k| cb.actual_for(k)).collect(),
+                })
+                .collect();
+            spec.extend(m.runs_callbacks.iter().map(|name| Spec::Loop(name.clone())));
+            if !spec.is_empty() {
+                specs.insert(f, spec);
             }
         }
         CallbackTable {
@@ -123,29 +122,32 @@ impl CallbackTable {
         args: &[Expr],
         targets: impl Fn(&Expr) -> Vec<FuncId>,
     ) -> Vec<CallbackCall> {
-        match self.specs.get(&g) {
-            None => Vec::new(),
-            Some(Spec::Sync { arg, formals }) => args
-                .get(*arg)
-                .map(targets)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|func| CallbackCall {
-                    func,
-                    formals: formals.clone(),
-                })
-                .collect(),
-            Some(Spec::Loop(name)) => self
-                .registered
-                .get(name)
-                .into_iter()
-                .flatten()
-                .map(|&func| CallbackCall {
-                    func,
-                    formals: Vec::new(),
-                })
-                .collect(),
+        let mut out = Vec::new();
+        for spec in self.specs.get(&g).into_iter().flatten() {
+            match spec {
+                Spec::Sync { arg, formals } => out.extend(
+                    args.get(*arg)
+                        .map(&targets)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|func| CallbackCall {
+                            func,
+                            formals: formals.clone(),
+                        }),
+                ),
+                Spec::Loop(name) => out.extend(
+                    self.registered
+                        .get(name)
+                        .into_iter()
+                        .flatten()
+                        .map(|&func| CallbackCall {
+                            func,
+                            formals: Vec::new(),
+                        }),
+                ),
+            }
         }
+        out
     }
 
     /// Escaped callbacks, of which to unknown externals, and registered ones.

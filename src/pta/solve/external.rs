@@ -20,7 +20,7 @@ impl Solver<'_> {
         loc: Loc,
     ) {
         let arg = |s: &mut Self, i: usize| args.get(i).and_then(|a| s.val(f, a));
-        if let Some(cb) = &m.callback {
+        for cb in &m.callbacks {
             if let Some(routine) = arg(self, cb.arg) {
                 let lam = self.lam_of(routine, cb.args.len());
                 for k in 0..cb.args.len() {
