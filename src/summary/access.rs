@@ -372,6 +372,7 @@ mod tests {
                     mode: LockMode::Exclusive,
                 })
                 .collect(),
+            rehold: Default::default(),
             minus: released.iter().map(|&i| global(100 + i)).collect(),
             minus_top: false,
         }

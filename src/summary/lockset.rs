@@ -2,13 +2,15 @@
 //! `plus` (L+) holds the locks that must have been acquired on every path, `minus` (L−) those that
 //! may have been released on some path. Join is `(∩, ∪)`.
 //!
-//! Unlike RELAY, an unlock of a lock the function itself acquired (one in L+) does not put it in
-//! L−: the function gives back what it took, and a hold its caller had is still there. That is
-//! what a recursive mutex does (SQLite's `db->mutex`, entered again by a nested API call), and for
-//! any other lock it changes nothing: a caller holding a non-recursive lock cannot reach the
-//! function's unlock, because the function's own lock of it would have deadlocked (or, for a
-//! trylock, failed). So L+ and L− may overlap: L− says the caller's hold may have been released,
-//! L+ that the function holds the lock again; a caller applies L− first ([`RelativeLockset::update`]).
+//! Unlike RELAY, an unlock of a lock the function took itself, while its caller's hold (if any)
+//! was untouched, gives back only that acquisition: the lock goes back to "held iff the caller
+//! held it", not into L−. That is what a recursive mutex does (SQLite's `db->mutex`, entered
+//! again by a nested API call), and for any other lock it changes nothing: a caller holding a
+//! non-recursive lock cannot reach the function's unlock, because the function's own lock of it
+//! would have deadlocked (or, for a trylock, failed). `rehold` ⊆ L+ marks the locks that were
+//! taken after the caller's hold may have been released (unlock, then lock): their unlock
+//! releases for good (L−). So per lock: untouched; acquired over the caller's hold (L+);
+//! released (L−); released and acquired again (L+ and `rehold`).
 //!
 //! L− is bounded: once it would hold more than [`MAX_RELEASED`] locks it becomes ⊤ ("any lock may
 //! have been released", `minus_top`). In the kernel's big recursive SCC, locks released anywhere
@@ -36,6 +38,10 @@ pub const MAX_RELEASED: usize = 64;
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default, Serialize, Deserialize)]
 pub struct RelativeLockset {
     pub plus: SortedSet<Lock>,
+    /// The paths of L+ whose caller's hold may have been released before they were taken
+    /// again (⊆ L+): unlocking them releases for good.
+    #[serde(default)]
+    pub rehold: SortedSet<Path>,
     /// Empty when `minus_top`.
     pub minus: SortedSet<Path>,
     /// L− is ⊤: every lock may have been released.
@@ -46,6 +52,7 @@ impl RelativeLockset {
     /// Frees spare capacity (for locksets kept in a summary's tables).
     pub fn shrink_to_fit(&mut self) {
         self.plus.shrink_to_fit(|l| l.path.shrink_to_fit());
+        self.rehold.shrink_to_fit(Path::shrink_to_fit);
         self.minus.shrink_to_fit(Path::shrink_to_fit);
     }
 
@@ -61,9 +68,10 @@ impl RelativeLockset {
         self.minus = SortedSet::default();
     }
 
-    /// `(∩, ∪)`; returns whether `self` changed.
+    /// `(∩, ∪)`, and `rehold` the union kept inside L+; returns whether `self` changed.
     pub fn join(&mut self, other: &RelativeLockset) -> bool {
         let plus = self.plus.intersect_with(&other.plus);
+        let rehold = self.rehold.union_with(&other.rehold) | self.keep_rehold_in_plus();
         let minus = match (self.minus_top, other.minus_top) {
             (true, _) => false,
             (false, true) => {
@@ -76,27 +84,44 @@ impl RelativeLockset {
                 changed
             }
         };
-        plus || minus
+        plus || rehold || minus
     }
 
-    /// `self ⊑ other`: other has fewer must-acquired and more may-released locks.
+    /// Drops the `rehold` paths no longer in L+; returns whether any was dropped.
+    fn keep_rehold_in_plus(&mut self) -> bool {
+        let before = self.rehold.as_slice().len();
+        let plus = &self.plus;
+        self.rehold.retain(|p| holds_path(plus, p));
+        before != self.rehold.as_slice().len()
+    }
+
+    /// `self ⊑ other`: other has fewer must-acquired and more may-released locks, and more of
+    /// its acquired ones marked as taken after a release.
     pub fn leq(&self, other: &RelativeLockset) -> bool {
         other.plus.is_subset(&self.plus)
             && (other.minus_top || (!self.minus_top && self.minus.is_subset(&other.minus)))
+            && self
+                .rehold
+                .iter()
+                .all(|p| !other.holds(p) || other.rehold.contains(p))
     }
 
-    /// A lock operation. L− keeps the path: if the caller's hold was released before, the
-    /// lock held now is the function's own, and its unlock releases it for good.
+    /// A lock operation: `lockUpdate(self, ({lock}, {}))`. A lock whose caller's hold was
+    /// released is taken again (`rehold`).
     pub fn acquire(&mut self, lock: Lock) {
+        if self.minus_top || self.minus.remove(&lock.path) {
+            self.rehold.insert(lock.path.clone());
+        }
         self.plus.insert(lock);
     }
 
-    /// An unlock operation: gives back the function's own acquisition if it has one (see the
-    /// module comment), else releases the caller's hold (L−).
+    /// An unlock operation: gives back the function's own acquisition if it was taken over the
+    /// caller's untouched hold (see the module comment), else releases for good (L−).
     pub fn release(&mut self, path: &Path) {
-        if self.holds(path) {
-            self.plus.retain(|l| l.path != *path);
-        } else if !self.minus_top {
+        let own = self.holds(path) && !self.rehold.contains(path);
+        self.plus.retain(|l| l.path != *path);
+        self.rehold.remove(path);
+        if !own && !self.minus_top {
             self.minus.insert(path.clone());
             self.bound_minus();
         }
@@ -106,37 +131,44 @@ impl RelativeLockset {
     /// be the one released.
     pub fn release_any(&mut self) {
         self.plus = SortedSet::default();
+        self.rehold = SortedSet::default();
         self.set_minus_top();
     }
 
     /// Whether `path` is must-acquired in some mode.
     fn holds(&self, path: &Path) -> bool {
-        // `plus` is sorted by (path, mode): a search by path finds any mode.
-        self.plus
-            .as_slice()
-            .binary_search_by(|l| l.path.cmp(path))
-            .is_ok()
+        holds_path(&self.plus, path)
     }
 
-    /// RELAY's lockUpdate (Figure 3) with overlapping L+ and L−: applies the effect `callee` (a
-    /// callee's relative lockset, already rebound to the caller) after `self`:
-    /// `((L+ − L'−) ∪ L'+, L− ∪ L'−)`. A lock the callee released and took again is held after
-    /// the call, and the caller's entry hold of it stays released.
+    /// RELAY's lockUpdate (Figure 3): applies the effect `callee` (a callee's relative lockset,
+    /// already rebound to the caller) after `self`:
+    /// `((L+ ∪ L'+) − L'−, (L− ∪ L'−) − L'+)`; `rehold` as `(H − L'−) ∪ H' ∪ (L'+ ∩ L−)` (a lock
+    /// the callee takes after the caller released it, or that the callee released and took
+    /// again, is taken after a release).
     pub fn update(&self, callee: &RelativeLockset) -> RelativeLockset {
         let mut out = self.clone();
         if callee.minus_top {
             out.plus = SortedSet::default();
+            out.rehold = SortedSet::default();
             out.set_minus_top();
         } else if !callee.minus.is_empty() {
             out.plus.retain(|l| !callee.minus.contains(&l.path));
+            out.rehold.retain(|p| !callee.minus.contains(p));
             if !out.minus_top {
                 out.minus.union_with(&callee.minus);
                 out.bound_minus();
             }
         }
         if !callee.plus.is_empty() {
+            for l in callee.plus.iter() {
+                if self.minus_top || self.minus.contains(&l.path) {
+                    out.rehold.insert(l.path.clone());
+                }
+            }
+            out.minus.retain(|p| !callee.holds(p));
             out.plus.union_with(&callee.plus);
         }
+        out.rehold.union_with(&callee.rehold);
         out
     }
 
@@ -168,9 +200,18 @@ impl RelativeLockset {
             .collect();
         let mut out = RelativeLockset {
             plus,
+            rehold: self
+                .rehold
+                .iter()
+                .filter_map(|p| match map(p).as_slice() {
+                    [q] => Some(q.clone()),
+                    _ => None,
+                })
+                .collect(),
             minus,
             minus_top: self.minus_top,
         };
+        out.keep_rehold_in_plus();
         if unnamed {
             out.set_minus_top();
         }
@@ -188,6 +229,14 @@ impl RelativeLockset {
             })
         })
     }
+}
+
+/// Whether `path` is in `plus` in some mode (`plus` is sorted by (path, mode): a search by
+/// path finds any mode).
+fn holds_path(plus: &SortedSet<Lock>, path: &Path) -> bool {
+    plus.as_slice()
+        .binary_search_by(|l| l.path.cmp(path))
+        .is_ok()
 }
 
 #[cfg(test)]
@@ -208,6 +257,7 @@ mod tests {
     fn ls(plus: &[u32], minus: &[u32]) -> RelativeLockset {
         RelativeLockset {
             plus: plus.iter().map(|&i| x(i)).collect(),
+            rehold: SortedSet::default(),
             minus: minus.iter().map(|&i| p(i)).collect(),
             minus_top: false,
         }
@@ -230,6 +280,8 @@ mod tests {
             ls(&[1, 3], &[2, 4]),
             top(&[]),
             top(&[1]),
+            reheld(ls(&[1], &[]), &[1]),
+            reheld(ls(&[1, 2], &[3]), &[2]),
         ]
     }
 
@@ -264,11 +316,12 @@ mod tests {
     fn lock_update_follows_figure_3() {
         // airo_thread: ({l}, {}) then airo_read_stats' rebound ({}, {l}) gives ({}, {l}).
         assert_eq!(ls(&[1], &[]).update(&ls(&[], &[1])), ls(&[], &[1]));
-        // A callee that acquires what the caller released: the lock is held after the call, the
-        // caller's entry hold stays released.
-        assert_eq!(ls(&[], &[1]).update(&ls(&[1], &[])), ls(&[1], &[1]));
-        // A callee that released and took again: held after the call.
-        assert_eq!(ls(&[1], &[]).update(&ls(&[1], &[1])), ls(&[1], &[1]));
+        // A callee that acquires what the caller released: ({}, {1}) · ({1}, {}) = ({1}, {}),
+        // taken after a release.
+        assert_eq!(
+            ls(&[], &[1]).update(&ls(&[1], &[])),
+            reheld(ls(&[1], &[]), &[1])
+        );
         // Independent locks accumulate.
         assert_eq!(ls(&[1], &[2]).update(&ls(&[3], &[4])), ls(&[1, 3], &[2, 4]));
         // The empty effect is the identity; the identity is a left unit too.
@@ -276,12 +329,17 @@ mod tests {
             assert_eq!(a.update(&ls(&[], &[])), a);
             assert_eq!(ls(&[], &[]).update(&a), a);
         }
-        // acquire is an update with a singleton effect; so is a release of a lock not acquired.
+        // acquire/release are updates with singleton effects.
         let mut a = ls(&[2], &[1]);
         a.acquire(x(1));
         assert_eq!(a, ls(&[2], &[1]).update(&ls(&[1], &[])));
         a.release(&p(3));
-        assert_eq!(a, ls(&[1, 2], &[1]).update(&ls(&[], &[3])));
+        assert_eq!(a, ls(&[2], &[1]).update(&ls(&[1], &[3])));
+    }
+
+    fn reheld(mut l: RelativeLockset, paths: &[u32]) -> RelativeLockset {
+        l.rehold = paths.iter().map(|&i| p(i)).collect();
+        l
     }
 
     #[test]
@@ -292,14 +350,26 @@ mod tests {
         f.release(&p(1));
         assert_eq!(f, ls(&[], &[]));
         assert_eq!(ls(&[1], &[]).update(&f), ls(&[1], &[]));
-        // unlock(m); lock(m); unlock(m): the caller's hold went with the first unlock.
+        // unlock(m); lock(m): held again, whether or not the caller held it.
         let mut g = ls(&[], &[]);
         g.release(&p(1));
         g.acquire(x(1));
-        assert_eq!(g, ls(&[1], &[1]));
+        assert_eq!(g, reheld(ls(&[1], &[]), &[1]));
+        assert_eq!(ls(&[], &[]).update(&g), g);
+        // The join with the untouched path is "held iff the caller held it" (a loop that cycles
+        // the lock): a caller's hold survives the function.
+        let mut j = g.clone();
+        j.join(&ls(&[], &[]));
+        assert_eq!(j, ls(&[], &[]));
+        // … then unlock: the caller's hold went with the first unlock.
         g.release(&p(1));
         assert_eq!(g, ls(&[], &[1]));
         assert_eq!(ls(&[1], &[]).update(&g), ls(&[], &[1]));
+        // A callee that releases and takes again, then the caller unlocks: released.
+        let mut h = ls(&[1], &[]).update(&reheld(ls(&[1], &[]), &[1]));
+        assert_eq!(h, reheld(ls(&[1], &[]), &[1]));
+        h.release(&p(1));
+        assert_eq!(h, ls(&[], &[1]));
     }
 
     #[test]

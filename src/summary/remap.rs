@@ -111,6 +111,7 @@ fn lock(l: &Lock, m: &mut impl IdMap) -> Option<Lock> {
 fn lockset(l: &RelativeLockset, m: &mut impl IdMap) -> Option<RelativeLockset> {
     Some(RelativeLockset {
         plus: l.plus.iter().map(|x| lock(x, m)).collect::<Option<_>>()?,
+        rehold: path_set(&l.rehold, m)?,
         minus: path_set(&l.minus, m)?,
         minus_top: l.minus_top,
     })
@@ -224,6 +225,7 @@ mod tests {
                 plus: [lock(field(Root::Global(GlobalId(0)), 4))]
                     .into_iter()
                     .collect(),
+                rehold: Default::default(),
                 minus: Default::default(),
                 minus_top: false,
             },
