@@ -31,6 +31,10 @@ pub struct ThreadEntry {
     /// The one global object every creation passes as the thread's argument (`&dev_c`), if
     /// they agree: the entry's `arg->lock` is then one lock in all its instances.
     pub arg: Option<Path>,
+    /// Every creation hands the thread an object of its own (allocated by the creating
+    /// function and not yet escaped there): what the thread reaches through its argument
+    /// without following a pointer stored in memory is a different object in each instance.
+    pub private_arg: bool,
     pub origin: EntryOrigin,
 }
 
@@ -83,6 +87,8 @@ pub fn thread_entries(
         starters: BTreeSet<FuncId>,
         /// `None` once two creations disagree or one has no known global argument.
         arg: Option<Option<Path>>,
+        /// Some creation passes an argument that is not a fresh object.
+        shared_arg: bool,
     }
     let mut started: BTreeMap<FuncId, Starts> = BTreeMap::new();
     let record = |from: FuncId, from_multiple: bool, started: &mut BTreeMap<FuncId, Starts>| {
@@ -99,6 +105,7 @@ pub fn thread_entries(
                     Some(_) => Some(None),
                 };
                 st.multiple |= sp.in_loop || sp.paths > 1 || from_multiple;
+                st.shared_arg |= !sp.fresh_arg;
             }
         }
     };
@@ -162,6 +169,7 @@ pub fn thread_entries(
             ordered_by: ordered_by.remove(&func).unwrap_or_default(),
             joined_by: joined_by.remove(&func).unwrap_or_default(),
             arg: started[&func].arg.clone().flatten(),
+            private_arg: !started[&func].shared_arg,
             origin: EntryOrigin::Started,
         })
         .collect();
@@ -172,6 +180,7 @@ pub fn thread_entries(
         ordered_by: Vec::new(),
         joined_by: Vec::new(),
         arg: None,
+        private_arg: false,
         origin: if is_main {
             EntryOrigin::Main
         } else {
@@ -197,6 +206,7 @@ pub fn thread_entries(
                 e.multiple = true;
                 e.ordered_by.clear();
                 e.joined_by.clear();
+                e.private_arg = false;
             }
             None => out.push(ThreadEntry {
                 multiple: true,
@@ -208,7 +218,10 @@ pub fn thread_entries(
     // A named entry (a library's API, a system call) may run in several threads at once.
     for &x in extra {
         match out.iter_mut().find(|e| e.func == x) {
-            Some(e) => e.multiple = true,
+            Some(e) => {
+                e.multiple = true;
+                e.private_arg = false;
+            }
             None => out.push(ThreadEntry {
                 multiple: true,
                 ..root(x, false)

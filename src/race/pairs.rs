@@ -87,6 +87,8 @@ pub struct PairStats {
     pub buckets: usize,
     /// Same bucket, concurrent entries, at least one write.
     pub considered: usize,
+    /// … not both inside the own argument objects of two instances of one entry.
+    pub private_arg: usize,
     /// … whose lvalues may alias.
     pub may_alias: usize,
     /// … not ordered by `main`'s thread creations and joins.
@@ -394,6 +396,10 @@ fn check<'a>(
     {
         return None;
     }
+    if ei == ej && in_own_argument(&entries[ei], a.path) && in_own_argument(&entries[ej], b.path) {
+        stats.private_arg += 1;
+        return None;
+    }
     stats.may_alias += 1;
     if ordered(&entries[ei], &a, &entries[ej]) || ordered(&entries[ej], &b, &entries[ei]) {
         return None;
@@ -416,6 +422,16 @@ fn check<'a>(
     let key = |s: &Side<'_>| (s.access.witness().loc, s.entry);
     let (first, second) = if key(&x) <= key(&y) { (x, y) } else { (y, x) };
     Some(Pair { first, second })
+}
+
+/// Thread-private arguments: an access of an entry whose every creation hands it an object of
+/// its own, inside that object (the formal's pointee, members and elements, no pointer loaded
+/// from memory on the way). Two instances of the entry access two objects there.
+fn in_own_argument(e: &ThreadEntry, path: &Path) -> bool {
+    e.private_arg
+        && path.root == Root::Formal(0)
+        && path.steps.first() == Some(&Step::Deref)
+        && !path.steps[1..].contains(&Step::Deref)
 }
 
 /// The ordering analysis (thread creation history): an access of an entry that runs once
@@ -566,6 +582,7 @@ mod tests {
             ordered_by: Vec::new(),
             joined_by: Vec::new(),
             arg,
+            private_arg: false,
             origin: crate::race::entries::EntryOrigin::Started,
         }
     }

@@ -213,6 +213,7 @@ impl SavedRun {
                 thread_entries: self.thread_entries,
                 callback_entries: self.callback_entries.clone(),
                 pairs_considered: stats.pairs.considered,
+                pairs_private_arg: stats.pairs.private_arg,
                 pairs_may_alias: stats.pairs.may_alias,
                 pairs_concurrent: stats.pairs.concurrent,
                 pairs_unlocked: stats.pairs.unlocked,

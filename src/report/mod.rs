@@ -113,6 +113,9 @@ pub struct RunStats {
     pub callback_entries: Vec<CallbackEntry>,
     /// Chord-style stages over access pairs.
     pub pairs_considered: usize,
+    /// Pairs of two instances of one entry, each inside its own argument object.
+    #[serde(default)]
+    pub pairs_private_arg: usize,
     pub pairs_may_alias: usize,
     pub pairs_concurrent: usize,
     pub pairs_unlocked: usize,

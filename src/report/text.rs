@@ -357,6 +357,7 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
     let considered = stats.pairs_considered;
     for (label, n) in [
         ("  considered", considered),
+        ("  − private arguments", stats.pairs_private_arg),
         ("  → may alias", stats.pairs_may_alias),
         ("  → concurrent", stats.pairs_concurrent),
         ("  → unlocked", stats.pairs_unlocked),
@@ -518,6 +519,7 @@ relay summary
       on_read (registered with event_set at src/net.c:40)
   access pairs
     considered                   100000
+    − private arguments               0    0.0%
     → may alias                    5000    5.0%
     → concurrent                   3000    3.0%
     → unlocked                      200    0.2%

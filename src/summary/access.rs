@@ -351,6 +351,11 @@ pub struct Spawn {
     /// The function containing the creation site (the chain may be truncated before it).
     #[serde(default)]
     pub func: Option<FuncId>,
+    /// The thread's argument points into an object allocated by the function containing the
+    /// site and not yet escaped from it (every path that reaches the site): each creation
+    /// hands its thread an object of its own.
+    #[serde(default)]
+    pub fresh_arg: bool,
 }
 
 #[cfg(test)]

@@ -339,6 +339,10 @@ impl FnAnalysis<'_> {
                     (mut ps, true) => ps.pop(),
                     _ => None,
                 });
+            let fresh_arg = t
+                .arg
+                .and_then(|i| call.args.get(i))
+                .is_some_and(|e| self.fresh_site(st, e).is_some());
             col.spawns.push(Spawn {
                 start,
                 loc: call.loc,
@@ -347,6 +351,7 @@ impl FnAnalysis<'_> {
                 chain: crate::summary::Chain::empty(),
                 arg,
                 func: Some(self.func),
+                fresh_arg,
             });
         }
     }
@@ -389,6 +394,7 @@ impl FnAnalysis<'_> {
                         _ => None,
                     }),
                     func: sp.func,
+                    fresh_arg: sp.fresh_arg,
                 });
             }
         }
@@ -617,6 +623,7 @@ pub(super) fn merge_spawns(mut spawns: Vec<Spawn>) -> Vec<Spawn> {
         match out.last_mut() {
             Some(last) if last.start == sp.start && last.loc == sp.loc => {
                 last.in_loop |= sp.in_loop;
+                last.fresh_arg &= sp.fresh_arg;
                 if last.arg != sp.arg {
                     last.arg = None;
                 }
