@@ -34,6 +34,7 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
         "glibc-alloc.toml",
         include_str!("../../summaries/glibc-alloc.toml"),
     ),
+    ("hiredis.toml", include_str!("../../summaries/hiredis.toml")),
     (
         "libarchive.toml",
         include_str!("../../summaries/libarchive.toml"),

@@ -247,7 +247,11 @@ fn allocation_and_libc_models() {
         get("rand").state.as_ref().map(|s| s.name.as_str()),
         Some("rand")
     );
-    let qsort = get("qsort").callbacks.first().cloned().expect("qsort calls back");
+    let qsort = get("qsort")
+        .callbacks
+        .first()
+        .cloned()
+        .expect("qsort calls back");
     assert_eq!((qsort.arg, qsort.actual_for(1)), (3, Some(0)));
     assert_eq!(get("memcpy").copy, Some(CopyEffect { dst: 0, src: 1 }));
     assert_eq!(

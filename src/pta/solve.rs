@@ -9,6 +9,7 @@ use crate::link::Program;
 use crate::models::{Model, Models};
 
 mod external;
+mod typed_reach;
 
 struct Solver<'p> {
     p: PointsTo,
@@ -19,6 +20,8 @@ struct Solver<'p> {
     pending: Vec<(u32, u32)>,
     /// Functions whose address is cast to a function-pointer type of another shape.
     type_escaping: Vec<bool>,
+    /// Functions cast to a data pointer or an integer somewhere (by `FuncId`).
+    cast_to_data: Vec<bool>,
     /// Calls of unknown externals, whose arguments may carry callbacks (bound after solving).
     unknown_calls: Vec<UnknownCall>,
     /// Callbacks handed to models: (the value's node, how it runs, the call).
@@ -51,6 +54,16 @@ fn may_carry_function(program: &Program, g: FuncId, i: usize) -> bool {
     !(scalar(p) || types.pointee(p).is_some_and(scalar))
 }
 
+/// Whether `e` is statically a number or a pointer to numbers (`__builtin_isinf_sign(x)` of a
+/// `double`, a variadic `char *` of `redisAsyncCommand`): no function is found behind it,
+/// whatever the callee's declaration says.
+fn arithmetic_value(program: &Program, f: FuncId, e: &Expr) -> bool {
+    let types = &program.types;
+    super::signature::expr_type(program, f, e).is_some_and(|t| {
+        types.is_arithmetic(t) || types.pointee(t).is_some_and(|p| types.is_arithmetic(p))
+    })
+}
+
 /// A call of a function with no body and no model: the value node of each argument.
 struct UnknownCall {
     caller: FuncId,
@@ -59,6 +72,10 @@ struct UnknownCall {
     args: Vec<Option<u32>>,
     /// The record type each argument points to, if its static type says so.
     records: Vec<Option<RecordId>>,
+    /// The argument points to a data pointer (`void **`, `char **`): not to a function.
+    data: Vec<bool>,
+    /// The argument is a `void *` (a pointer to data of no known record type).
+    void_pointer: Vec<bool>,
     /// Functions already bound as this call's callbacks.
     bound: rustc_hash::FxHashSet<FuncId>,
 }
@@ -81,6 +98,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
         models: super::models::resolve(program, models),
         pending: Vec::new(),
         type_escaping: vec![false; program.functions.len()],
+        cast_to_data: vec![false; program.functions.len()],
         unknown_calls: Vec::new(),
         handed: Vec::new(),
         world: None,
@@ -393,6 +411,14 @@ impl Solver<'_> {
             return;
         };
         let types = &self.program.types;
+        let to_function = |t| matches!(types.kind(t), crate::ir::types::TypeKind::Function { .. });
+        if !to_function(to) && !types.pointee(to).is_some_and(to_function) {
+            // To a `void *` or an integer: a `void *` handed to unknown code may be it.
+            if let Some(slot) = self.cast_to_data.get_mut(g.index()) {
+                *slot = true;
+            }
+            return;
+        }
         let Some(to) = super::signature::shape_of(types, to) else {
             return;
         };
@@ -441,12 +467,14 @@ impl Solver<'_> {
             if self.program.functions[g.index()].body.is_none() {
                 // An unknown external: no points-to effect, but a function reachable from an
                 // argument may be called back at any time (bound after solving).
-                let records = args
-                    .iter()
-                    .map(|a| super::signature::pointee_record(self.program, f, a))
-                    .collect();
+                let records = args.iter().map(|a| self.argument_record(f, a)).collect();
+                let data = args.iter().map(|a| self.points_to_pointer(f, a)).collect();
+                let void_pointer = args.iter().map(|a| self.is_void_pointer(f, a)).collect();
                 let carriers: Vec<bool> = (0..args.len())
-                    .map(|i| may_carry_function(self.program, *g, i))
+                    .map(|i| {
+                        may_carry_function(self.program, *g, i)
+                            && !arithmetic_value(self.program, f, &args[i])
+                    })
                     .collect();
                 let args_of_call = args;
                 let args = args
@@ -463,6 +491,8 @@ impl Solver<'_> {
                     loc,
                     args,
                     records,
+                    data,
+                    void_pointer,
                     bound: Default::default(),
                 });
                 self.unknown_memory(f, *g, dst, args_of_call);
@@ -529,45 +559,6 @@ impl Solver<'_> {
         out
     }
 
-    /// Functions stored into the members of `record` (and of the records nested in it by
-    /// value) in the field-based mode: a `struct sigaction` handed to the library carries its
-    /// `sa_handler`.
-    fn member_functions(
-        &mut self,
-        record: RecordId,
-        by_class: &FxHashMap<u32, Vec<FuncId>>,
-    ) -> Vec<FuncId> {
-        let mut out = Vec::new();
-        let mut seen = vec![record];
-        let mut stack = vec![record];
-        while let Some(r) = stack.pop() {
-            let fields: Vec<(Name, TypeId)> = self
-                .program
-                .types
-                .record(r)
-                .fields
-                .iter()
-                .map(|fd| (fd.name, fd.ty))
-                .collect();
-            for (name, ty) in fields {
-                if let Some(&node) = self.p.field_nodes.get(&(r, name)) {
-                    let c = self.p.uf.find(node);
-                    if self.p.pts[c as usize] != NONE {
-                        let t = self.p.uf.find(self.p.pts[c as usize]);
-                        out.extend(by_class.get(&t).into_iter().flatten().copied());
-                    }
-                }
-                if let Some(inner) = self.program.types.as_record(ty) {
-                    if !seen.contains(&inner) && seen.len() < 64 {
-                        seen.push(inner);
-                        stack.push(inner);
-                    }
-                }
-            }
-        }
-        out
-    }
-
     /// Every function reachable from an argument of an unknown external may be called back
     /// with the call's other arguments, at any time: each of its formals receives every other
     /// argument (which escapes), and it becomes an escaped callback. Binding unifies classes,
@@ -586,12 +577,29 @@ impl Solver<'_> {
                 for (i, v) in call.args.clone().into_iter().enumerate() {
                     let Some(v) = v else { continue };
                     let root = self.p.uf.find(v);
-                    let reached = match by_root.get(&root) {
-                        Some(f) => f.clone(),
-                        None => {
-                            let f = std::rc::Rc::new(self.reachable_functions(v, &by_class));
-                            by_root.insert(root, f.clone());
-                            f
+                    let reached = if self.typed_reach() {
+                        // A record is reached through its members by their types instead
+                        // (`member_functions`); otherwise the functions the argument points
+                        // to itself. Functions merged into a class by untyped flows are not
+                        // looked for behind it (see `typed_reach`).
+                        match call.records[i] {
+                            Some(_) => std::rc::Rc::new(Vec::new()),
+                            None if call.data[i] => std::rc::Rc::new(Vec::new()),
+                            None if call.void_pointer[i] => {
+                                std::rc::Rc::new(self.untyped_functions(root, &by_class))
+                            }
+                            None => {
+                                std::rc::Rc::new(by_class.get(&root).cloned().unwrap_or_default())
+                            }
+                        }
+                    } else {
+                        match by_root.get(&root) {
+                            Some(f) => f.clone(),
+                            None => {
+                                let f = std::rc::Rc::new(self.reachable_functions(v, &by_class));
+                                by_root.insert(root, f.clone());
+                                f
+                            }
                         }
                     };
                     let members = match call.records[i] {
