@@ -550,27 +550,29 @@ impl<'a> FnAnalysis<'a> {
                 }
             }
         }
-        if let Some(Offset::Field { record, name }) = lv
-            .offsets
-            .iter()
-            .rev()
-            .find(|o| matches!(o, Offset::Field { .. }))
-        {
-            if record.0 == u32::MAX {
-                return false;
-            }
-            return types
+        // An `_Atomic` object, or a member of one (a member that is `_Atomic`, or one inside
+        // an `_Atomic` variable, member or pointee: `*p` for `_Atomic int *p`).
+        let atomic_member = lv.offsets.iter().any(|o| match o {
+            Offset::Field { record, name } if record.0 != u32::MAX => types
                 .record(*record)
                 .fields
                 .iter()
                 .find(|f| f.name == *name)
-                .is_some_and(|f| types.quals(f.ty).has(Quals::ATOMIC));
-        }
-        match &lv.host {
-            Host::Var(VarRef::Global(g)) => self.ctx.program.globals[g.index()].global.flags.atomic,
-            Host::Var(VarRef::Local(l)) => self.body.locals[l.index()].flags.atomic,
-            Host::Mem(_) => false,
-        }
+                .is_some_and(|f| types.quals(f.ty).has(Quals::ATOMIC)),
+            _ => false,
+        });
+        atomic_member
+            || match &lv.host {
+                Host::Var(VarRef::Global(g)) => {
+                    self.ctx.program.globals[g.index()].global.flags.atomic
+                }
+                Host::Var(VarRef::Local(l)) => self.body.locals[l.index()].flags.atomic,
+                Host::Mem(addr) => {
+                    crate::pta::signature::expr_type(self.ctx.program, self.func, addr)
+                        .and_then(|t| types.pointee(t))
+                        .is_some_and(|p| types.quals(p).has(Quals::ATOMIC))
+                }
+            }
     }
 
     /// Records the reads an expression performs.
