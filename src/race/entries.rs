@@ -104,7 +104,7 @@ pub fn thread_entries(
                     Some(a) if a == global => Some(a),
                     Some(_) => Some(None),
                 };
-                st.multiple |= sp.in_loop || sp.paths > 1 || from_multiple;
+                st.multiple |= ((sp.in_loop || sp.paths > 1) && !sp.alone) || from_multiple;
                 st.shared_arg |= !sp.fresh_arg;
             }
         }
@@ -121,7 +121,7 @@ pub fn thread_entries(
     loop {
         let current: BTreeMap<FuncId, bool> = started
             .iter()
-            .map(|(&f, s)| (f, s.multiple || s.sites.len() > 1))
+            .map(|(&f, s)| (f, s.multiple || s.sites.len() > 1 || s.starters.len() > 1))
             .collect();
         if current == entries {
             break;

@@ -356,6 +356,11 @@ pub struct Spawn {
     /// hands its thread an object of its own.
     #[serde(default)]
     pub fresh_arg: bool,
+    /// No instance of the start routines created earlier by the function (or its callees)
+    /// may still run at the creation, on every path that reaches it: two call paths to the
+    /// site, or a loop around it, start one instance after another, not two at once.
+    #[serde(default)]
+    pub alone: bool,
 }
 
 #[cfg(test)]

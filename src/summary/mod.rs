@@ -100,8 +100,23 @@ impl Summary {
                 == (b.path, b.locks, b.kind, b.atomic, b.class, b.phase)
         };
         let same_spawn = |(a, b): (&Spawn, &Spawn)| {
-            (&a.start, a.loc, a.in_loop, a.paths, &a.arg, a.fresh_arg)
-                == (&b.start, b.loc, b.in_loop, b.paths, &b.arg, b.fresh_arg)
+            (
+                &a.start,
+                a.loc,
+                a.in_loop,
+                a.paths,
+                &a.arg,
+                a.fresh_arg,
+                a.alone,
+            ) == (
+                &b.start,
+                b.loc,
+                b.in_loop,
+                b.paths,
+                &b.arg,
+                b.fresh_arg,
+                b.alone,
+            )
         };
         self.lockset == other.lockset
             && self.threads == other.threads

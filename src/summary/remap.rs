@@ -45,6 +45,7 @@ impl Summary {
                 spawned: self.threads.spawned,
                 live: path_set(&self.threads.live, m)?,
                 joined: path_set(&self.threads.joined, m)?,
+                live_starts: self.threads.live_starts.clone(),
             },
             formal_escapes: self.formal_escapes.clone(),
             widened: self.widened,

@@ -40,16 +40,33 @@ pub struct ThreadState {
     /// Handles that are joined on every path and not created since (∩ at merges): a callee
     /// that joins its caller's threads.
     pub joined: BTreeSet<Path>,
+    /// The start routines of threads that may be live (∪ at merges): those created since the
+    /// last point where every created thread was joined. A creation of a routine not in it
+    /// has no earlier instance of that routine running beside it.
+    #[serde(default)]
+    pub live_starts: BTreeSet<crate::ir::FuncId>,
 }
 
 impl ThreadState {
     /// The lattice join: (∨, ∪, ∩). Returns whether `self` changed.
     pub fn join(&mut self, other: &ThreadState) -> bool {
-        let before = (self.spawned, self.live.len(), self.joined.len());
+        let before = (
+            self.spawned,
+            self.live.len(),
+            self.joined.len(),
+            self.live_starts.len(),
+        );
         self.spawned |= other.spawned;
         self.live.extend(other.live.iter().cloned());
         self.joined.retain(|p| other.joined.contains(p));
-        before != (self.spawned, self.live.len(), self.joined.len())
+        self.live_starts.extend(other.live_starts.iter().copied());
+        before
+            != (
+                self.spawned,
+                self.live.len(),
+                self.joined.len(),
+                self.live_starts.len(),
+            )
     }
 
     pub fn phase(&self) -> Phase {
@@ -62,17 +79,26 @@ impl ThreadState {
         }
     }
 
-    /// A thread creation whose handle is `handle`.
-    pub fn create(&mut self, handle: Path) {
+    /// A thread creation whose handle is `handle`, running one of `starts`.
+    pub fn create(&mut self, handle: Path, starts: &[crate::ir::FuncId]) {
         self.spawned = true;
         self.joined.remove(&handle);
         self.live.insert(handle);
+        self.live_starts.extend(starts.iter().copied());
     }
 
     /// A join of the thread whose handle is `handle`.
     pub fn join_thread(&mut self, handle: Path) {
         self.live.remove(&handle);
         self.joined.insert(handle);
+        if self.live.is_empty() {
+            self.live_starts.clear();
+        }
+    }
+
+    /// Whether an instance of one of `starts` created here may still run.
+    pub fn may_run(&self, starts: &[crate::ir::FuncId]) -> bool {
+        starts.iter().any(|f| self.live_starts.contains(f))
     }
 
     /// The state after calling a function whose (rebound) exit state is `callee`.
@@ -83,10 +109,14 @@ impl ThreadState {
             out.live.remove(h);
             out.joined.insert(h.clone());
         }
+        if out.live.is_empty() {
+            out.live_starts.clear();
+        }
         for h in &callee.live {
             out.joined.remove(h);
             out.live.insert(h.clone());
         }
+        out.live_starts.extend(callee.live_starts.iter().copied());
         out
     }
 
@@ -96,6 +126,7 @@ impl ThreadState {
     pub fn rebind(&self, map: impl Fn(&Path) -> Vec<Path>, anonymous: &Path) -> ThreadState {
         let mut out = ThreadState {
             spawned: self.spawned,
+            live_starts: self.live_starts.clone(),
             ..Default::default()
         };
         for h in &self.live {
@@ -128,7 +159,7 @@ mod tests {
     fn phases_follow_create_and_join() {
         let mut s = ThreadState::default();
         assert_eq!(s.phase(), Phase::Before);
-        s.create(h(1));
+        s.create(h(1), &[]);
         assert_eq!(s.phase(), Phase::Threaded);
         s.join_thread(h(2));
         assert_eq!(s.phase(), Phase::Threaded);
@@ -139,10 +170,10 @@ mod tests {
     #[test]
     fn join_is_may_live_must_joined() {
         let mut a = ThreadState::default();
-        a.create(h(1));
+        a.create(h(1), &[]);
         a.join_thread(h(1));
         let mut b = ThreadState::default();
-        b.create(h(1));
+        b.create(h(1), &[]);
         assert!(a.join(&b));
         assert_eq!(a.phase(), Phase::Threaded);
         assert!(a.joined.is_empty());
@@ -155,20 +186,20 @@ mod tests {
     #[test]
     fn update_applies_callee_joins_then_creations() {
         let mut caller = ThreadState::default();
-        caller.create(h(1));
+        caller.create(h(1), &[]);
         let mut joiner = ThreadState::default();
         joiner.join_thread(h(1));
         let after = caller.update(&joiner);
         assert_eq!(after.phase(), Phase::Joined);
         let mut spawner = ThreadState::default();
-        spawner.create(h(3));
+        spawner.create(h(3), &[]);
         assert_eq!(after.update(&spawner).phase(), Phase::Threaded);
     }
 
     #[test]
     fn rebind_names_unknown_live_handles_anonymous() {
         let mut s = ThreadState::default();
-        s.create(h(1));
+        s.create(h(1), &[]);
         s.join_thread(h(2));
         let anon = h(99);
         let r = s.rebind(|_| Vec::new(), &anon);

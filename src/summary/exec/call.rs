@@ -217,7 +217,11 @@ impl FnAnalysis<'_> {
                         (mut ps, true) => ps.pop(),
                         _ => None,
                     });
-            threads.create(handle.unwrap_or_else(|| self.anonymous_thread.clone()));
+            let start = self.start_routines(call, t);
+            threads.create(
+                handle.unwrap_or_else(|| self.anonymous_thread.clone()),
+                &start,
+            );
         }
         if let Some(j) = &m.thread_join {
             if let Some(h) = self.joined_handle(call, j.handle) {
@@ -325,14 +329,7 @@ impl FnAnalysis<'_> {
             }
         }
         if let Some(t) = &m.thread_create {
-            let start = match call.actuals.get(t.start) {
-                Some(SymVal::Func(f)) => vec![*f],
-                _ => call
-                    .args
-                    .get(t.start)
-                    .map(|e| self.ctx.pta.call_targets(self.func, e))
-                    .unwrap_or_default(),
-            };
+            let start = self.start_routines(call, t);
             let arg = t
                 .arg
                 .and_then(|i| match self.pointee(st, call, i, Self::normalize_lock) {
@@ -344,6 +341,7 @@ impl FnAnalysis<'_> {
                 .and_then(|i| call.args.get(i))
                 .is_some_and(|e| self.fresh_site(st, e).is_some());
             col.spawns.push(Spawn {
+                alone: !st.threads.may_run(&start),
                 start,
                 loc: call.loc,
                 in_loop: self.in_cycle(col.block),
@@ -353,6 +351,22 @@ impl FnAnalysis<'_> {
                 func: Some(self.func),
                 fresh_arg,
             });
+        }
+    }
+
+    /// The functions a thread creation may start.
+    fn start_routines(
+        &self,
+        call: &Call<'_>,
+        t: &crate::models::ThreadCreateEffect,
+    ) -> Vec<FuncId> {
+        match call.actuals.get(t.start) {
+            Some(SymVal::Func(f)) => vec![*f],
+            _ => call
+                .args
+                .get(t.start)
+                .map(|e| self.ctx.pta.call_targets(self.func, e))
+                .unwrap_or_default(),
         }
     }
 
@@ -395,6 +409,7 @@ impl FnAnalysis<'_> {
                     }),
                     func: sp.func,
                     fresh_arg: sp.fresh_arg,
+                    alone: sp.alone && !st.threads.may_run(&sp.start),
                 });
             }
         }
@@ -624,6 +639,7 @@ pub(super) fn merge_spawns(mut spawns: Vec<Spawn>) -> Vec<Spawn> {
             Some(last) if last.start == sp.start && last.loc == sp.loc => {
                 last.in_loop |= sp.in_loop;
                 last.fresh_arg &= sp.fresh_arg;
+                last.alone &= sp.alone;
                 if last.arg != sp.arg {
                     last.arg = None;
                 }
