@@ -108,6 +108,9 @@ pub struct FnAnalysis<'a> {
     /// Allocations (by location) published with no lock held: their accesses before the
     /// publication are shared after all (see `fresh.rs`). Set before the collecting pass.
     racy_publications: std::cell::OnceCell<rustc_hash::FxHashSet<Loc>>,
+    /// Address-taken locals whose address never leaves the frame except into callees that
+    /// keep nothing (see `fresh.rs`): private to the thread, whatever their class.
+    private_locals: rustc_hash::FxHashSet<LocalId>,
 }
 
 /// What the collecting pass gathers.
@@ -155,8 +158,10 @@ impl<'a> FnAnalysis<'a> {
             exit_joins: Default::default(),
             anonymous_thread: Path::new(Root::Pseudo(ctx.program.names.intern("thread"))),
             racy_publications: Default::default(),
+            private_locals: Default::default(),
         };
         (this.joins_in_loop, this.exit_joins) = this.find_loop_joins();
+        this.private_locals = this.find_private_locals();
         this
     }
 
@@ -387,9 +392,11 @@ impl<'a> FnAnalysis<'a> {
         self.classes.limit(path)
     }
 
-    /// An address-taken local in summary form: its representative.
+    /// An address-taken local in summary form: its representative (`None` if the local is
+    /// private after all: its address never left the frame).
     fn address_taken_local(&self, l: LocalId, path: Path) -> Option<Path> {
-        if !self.body.locals.get(l.index())?.flags.address_taken {
+        if !self.body.locals.get(l.index())?.flags.address_taken || self.private_locals.contains(&l)
+        {
             return None;
         }
         let c = self.classes.root_class(Root::Local(l))?;

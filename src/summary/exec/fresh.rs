@@ -74,6 +74,81 @@ impl FnAnalysis<'_> {
         (escaped, allocates)
     }
 
+    /// The address-taken locals (formals included) whose address is used only to access them
+    /// and as an argument of callees that keep nothing: a summarised callee whose formal does
+    /// not escape, or a model that neither starts a thread nor registers a callback. No other
+    /// thread can reach them (flow-insensitive: any other use of the address — stored, cast
+    /// into a pointer variable, returned, an `asm` operand — and the local is shared).
+    pub(super) fn find_private_locals(&self) -> FxHashSet<LocalId> {
+        let mut escaped: FxHashSet<LocalId> = FxHashSet::default();
+        for block in &self.body.blocks {
+            for instr in &block.instrs {
+                match instr {
+                    Instr::Assign { dst, src, .. } => {
+                        address_uses(src, &mut escaped);
+                        lval_address_uses(dst, &mut escaped);
+                    }
+                    Instr::Call {
+                        dst, callee, args, ..
+                    } => {
+                        address_uses(callee, &mut escaped);
+                        let g = match callee {
+                            Expr::Func(FuncRef::Linked(g)) => Some(*g),
+                            _ => None,
+                        };
+                        let model = g.and_then(|g| self.ctx.model(g));
+                        let summary = g.and_then(|g| self.callees.get(g));
+                        let keeps_nothing = |j: usize| match (model, &summary) {
+                            (Some(m), _) => {
+                                m.thread_create.is_none()
+                                    && m.callbacks.is_empty()
+                                    && m.runs_callbacks.is_none()
+                            }
+                            (None, Some(s)) => s.formal_escapes.get(j) == Some(&false),
+                            (None, None) => false,
+                        };
+                        for (j, a) in args.iter().enumerate() {
+                            match (keeps_nothing(j), strip_casts(a)) {
+                                (true, Expr::AddrOf(lv) | Expr::StartOf(lv)) => {
+                                    lval_address_uses(lv, &mut escaped)
+                                }
+                                _ => address_uses(a, &mut escaped),
+                            }
+                        }
+                        if let Some(d) = dst {
+                            lval_address_uses(d, &mut escaped);
+                        }
+                    }
+                    Instr::Asm {
+                        outputs, inputs, ..
+                    } => {
+                        for e in inputs {
+                            address_uses(e, &mut escaped);
+                        }
+                        for o in outputs {
+                            lval_address_uses(o, &mut escaped);
+                            if let Host::Var(VarRef::Local(l)) = o.host {
+                                escaped.insert(l);
+                            }
+                        }
+                    }
+                }
+            }
+            match &block.term {
+                Terminator::Return { value: Some(v), .. } => address_uses(v, &mut escaped),
+                Terminator::Branch { cond, .. } => address_uses(cond, &mut escaped),
+                _ => {}
+            }
+        }
+        self.body
+            .locals
+            .iter()
+            .enumerate()
+            .filter(|(i, l)| l.flags.address_taken && !escaped.contains(&LocalId(*i as u32)))
+            .map(|(i, _)| LocalId(i as u32))
+            .collect()
+    }
+
     /// For each formal, whether its value may escape the function (stored, passed on to
     /// something that keeps it, returned): flow-insensitive. A caller's fresh object passed to
     /// a formal that does not escape stays fresh, and the callee's accesses through it are
@@ -354,6 +429,58 @@ fn lval_uses(lv: &Lval, out: &mut Vec<LocalId>) {
     for o in &lv.offsets {
         if let Offset::Index(e) = o {
             value_uses(e, false, out);
+        }
+    }
+}
+
+/// The expression under any casts.
+fn strip_casts(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(_, a) => strip_casts(a),
+        _ => e,
+    }
+}
+
+/// Locals whose address the expression's value may carry: `&x`, `&x.f[i]`, an array `x`
+/// decaying, anywhere in it but as the base of an access (`x.f`, `(&x)->f`).
+fn address_uses(e: &Expr, out: &mut FxHashSet<LocalId>) {
+    match e {
+        Expr::AddrOf(lv) | Expr::StartOf(lv) => {
+            if let Host::Var(VarRef::Local(l)) = lv.host {
+                out.insert(l);
+            }
+            lval_address_uses(lv, out);
+        }
+        Expr::Load(lv) => lval_address_uses(lv, out),
+        Expr::Unary(_, a) | Expr::Cast(_, a) => address_uses(a, out),
+        Expr::Binary(_, a, b) => {
+            address_uses(a, out);
+            address_uses(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// Addresses of locals an lvalue's address computation carries on: in its indices, and in a
+/// base pointer that is not itself `&x` (an access `(&x)->f` or `*&x` is an access of `x`).
+fn lval_address_uses(lv: &Lval, out: &mut FxHashSet<LocalId>) {
+    if let Host::Mem(e) = &lv.host {
+        match strip_casts(e) {
+            Expr::AddrOf(inner) | Expr::StartOf(inner) => lval_address_uses(inner, out),
+            Expr::Binary(_, a, b) => {
+                // `&x[0] + i`: still an access of `x`; the offset is a value.
+                match strip_casts(a) {
+                    Expr::AddrOf(inner) | Expr::StartOf(inner) => lval_address_uses(inner, out),
+                    other => address_uses(other, out),
+                }
+                address_uses(b, out);
+            }
+            other => address_uses(other, out),
+        }
+    }
+    for o in &lv.offsets {
+        if let Offset::Index(e) = o {
+            address_uses(e, out);
         }
     }
 }
