@@ -25,6 +25,8 @@ pub struct Options {
     pub collapse_at: usize,
     /// Publication through calls and returns counts as racy ([`summary::Context`]).
     pub strict_publication: bool,
+    /// Accesses of incompatible types are not paired (`crate::race::types`; `--no-type-alias`).
+    pub type_alias: bool,
     /// Thread entries besides `main` and the start routines found (`--entry`).
     pub entries: EntryOptions,
     /// The summaries [`summarize`] returns ([`analyze`] keeps those the race stage reads).
@@ -68,6 +70,7 @@ impl Default for Options {
             },
             collapse_at: summary::DEFAULT_COLLAPSE_AT,
             strict_publication: false,
+            type_alias: true,
             entries: EntryOptions::default(),
             keep: KeepSummaries::All,
         }
@@ -102,6 +105,8 @@ pub struct Analysis {
     /// The findings an earlier run saved for exactly this analysis, when nothing they depend
     /// on changed: then no summary was loaded (`summaries` and `entries` are empty).
     pub findings: Option<SavedRun>,
+    /// Accesses of incompatible types are not paired ([`Options::type_alias`]).
+    pub type_alias: bool,
 }
 
 impl Analysis {
@@ -118,6 +123,7 @@ impl Analysis {
             cg: &self.cg,
             summaries: &self.summaries,
             entries: &self.entries,
+            type_alias: self.type_alias,
         };
         race::warnings(&input, filters)
     }
@@ -191,7 +197,10 @@ fn summarize_inner(
         .filter(|_| findings)
         .and_then(|(c, store)| Some((c, c.stored_program_key()?, store)))
         .and_then(|(c, program_key, store)| {
-            let run = SavedRun::find(store, &findings_key(&program_key, &options.entries))?;
+            let run = SavedRun::find(
+                store,
+                &findings_key(&program_key, &options.entries, options.type_alias),
+            )?;
             Some((c.sccs_with_bodies(), program_key, run))
         });
     if let Some((sccs, program_key, run)) = saved {
@@ -244,9 +253,11 @@ fn summarize_inner(
 
 /// The key findings are saved under: all summaries and the call graph (the summaries cache's
 /// program key) and the thread entries asked for.
-pub fn findings_key(program: &Key, entries: &EntryOptions) -> Key {
+pub fn findings_key(program: &Key, entries: &EntryOptions, type_alias: bool) -> Key {
     let mut k = KeyBuilder::new(crate::race::saved::FINDINGS);
-    k.key(program).u64(u64::from(entries.roots));
+    k.key(program)
+        .u64(u64::from(entries.roots))
+        .u64(u64::from(type_alias));
     for n in &entries.names {
         k.str(n);
     }
@@ -283,6 +294,7 @@ pub fn analyze_cached(
             entries: Vec::new(),
             times,
             findings,
+            type_alias: options.type_alias,
         });
     }
     let mut extra = extra;
@@ -320,6 +332,7 @@ pub fn analyze_cached(
         entries,
         times,
         findings: None,
+        type_alias: options.type_alias,
     })
 }
 

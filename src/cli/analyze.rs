@@ -58,6 +58,11 @@ pub struct AnalyzeArgs {
     /// are shared (by default only an unlocked store publishes racily; README, "Publication").
     #[arg(long)]
     pub strict_publication: bool,
+    /// Pair accesses of incompatible types too (an `int` and a pointer member of objects the
+    /// points-to analysis merged): by default C's effective-type rules say they are different
+    /// memory (README, "Type-aware aliasing").
+    #[arg(long)]
+    pub no_type_alias: bool,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -112,6 +117,9 @@ impl AnalyzeArgs {
         if self.strict_publication {
             opt("--strict-publication", String::new());
         }
+        if self.no_type_alias {
+            opt("--no-type-alias", String::new());
+        }
         if let Some(d) = &self.summaries {
             opt("--summaries=", d.display().to_string());
         }
@@ -155,6 +163,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         },
         collapse_at: args.collapse_scc,
         strict_publication: args.strict_publication,
+        type_alias: !args.no_type_alias,
         entries,
         keep: Default::default(),
     };
@@ -168,6 +177,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         cg: &analysis.cg,
         summaries: &analysis.summaries,
         entries: &analysis.entries,
+        type_alias: !args.no_type_alias,
     };
     let info = RunInfo {
         units: totals.units,
@@ -190,7 +200,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let run_key = store
         .as_ref()
         .zip(analysis.summaries.cache.as_ref())
-        .map(|(_, c)| pipeline::findings_key(&c.program, &options.entries));
+        .map(|(_, c)| pipeline::findings_key(&c.program, &options.entries, options.type_alias));
     let reused = analysis.findings.take().or_else(|| {
         store
             .as_ref()

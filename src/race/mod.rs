@@ -8,6 +8,7 @@ pub mod filters;
 pub mod pairs;
 pub mod report;
 pub mod saved;
+mod types;
 
 use serde::Serialize;
 
@@ -55,14 +56,15 @@ pub struct RaceInput<'a> {
     pub cg: &'a CallGraph,
     pub summaries: &'a Summaries,
     pub entries: &'a [ThreadEntry],
+    /// Accesses of incompatible types are not paired ([`types`]).
+    pub type_alias: bool,
 }
 
 /// Every racing pair before filters, sorted by access locations, with its filter facts.
 pub fn pairs_with_facts<'a>(
     input: &RaceInput<'a>,
 ) -> (Vec<(pairs::Pair<'a>, FilterFacts)>, PairStats) {
-    let (pairs, stats) =
-        pairs::racing_pairs(input.program, input.pta, input.summaries, input.entries);
+    let (pairs, stats) = pairs::racing_pairs(input, input.summaries);
     let mut finder = FactFinder::new(filters::FilterContext {
         program: input.program,
         pta: input.pta,

@@ -89,6 +89,8 @@ pub struct PairStats {
     pub considered: usize,
     /// … not both inside the own argument objects of two instances of one entry.
     pub private_arg: usize,
+    /// … not of incompatible types ([`super::types`]).
+    pub type_alias: usize,
     /// … whose lvalues may alias.
     pub may_alias: usize,
     /// … not ordered by `main`'s thread creations and joins.
@@ -119,11 +121,15 @@ struct Candidate<'a> {
 
 /// All racing pairs between the entries, one per pair of access locations, sorted.
 pub fn racing_pairs<'a>(
-    program: &Program,
-    pta: &PointsTo,
+    input: &super::RaceInput<'_>,
     sums: &'a Summaries,
-    entries: &[ThreadEntry],
 ) -> (Vec<Pair<'a>>, PairStats) {
+    let (program, pta, entries) = (input.program, input.pta, input.entries);
+    let cx = PairContext {
+        program,
+        entries,
+        type_alias: input.type_alias,
+    };
     let mut stats = PairStats {
         entries: entries.len(),
         ..Default::default()
@@ -210,7 +216,7 @@ pub fn racing_pairs<'a>(
     };
     for items in buckets.values() {
         for_each_candidate(items, |a, b| {
-            if let Some(pair) = check(program, entries, a, b, &mut stats) {
+            if let Some(pair) = check(&cx, a, b, &mut stats) {
                 add(pair);
             }
         });
@@ -218,7 +224,7 @@ pub fn racing_pairs<'a>(
     for w in &whole.kept {
         let racing = w
             .within
-            .and_then(|(o, _)| whole_object_pair(program, entries, w, members.get(&o), &mut stats));
+            .and_then(|(o, _)| whole_object_pair(&cx, w, members.get(&o), &mut stats));
         if let Some(pair) = racing {
             add(pair);
         }
@@ -229,8 +235,7 @@ pub fn racing_pairs<'a>(
 /// One warning for a whole-object access `w`: paired with every member access of its object
 /// that races with it, the first as the other side and the sites of all of them named there.
 fn whole_object_pair<'a>(
-    program: &Program,
-    entries: &[ThreadEntry],
+    cx: &PairContext<'_>,
     w: &Candidate<'a>,
     members: Option<&Vec<Candidate<'a>>>,
     stats: &mut PairStats,
@@ -238,7 +243,7 @@ fn whole_object_pair<'a>(
     let mut racing: Option<Pair<'a>> = None;
     let mut sites: rustc_hash::FxHashSet<Loc> = Default::default();
     for m in members.into_iter().flatten() {
-        let Some(pair) = check(program, entries, *w, *m, stats) else {
+        let Some(pair) = check(cx, *w, *m, stats) else {
             continue;
         };
         let (whole, member) = if pair.first.access.path == w.access.path {
@@ -378,13 +383,21 @@ fn for_each_candidate<'a>(
 }
 
 /// Figure 7's test for one pair, counting the stage it fails at.
+/// What the check of a pair reads besides the two accesses.
+struct PairContext<'p> {
+    program: &'p Program,
+    entries: &'p [ThreadEntry],
+    /// Type-aware aliasing on ([`super::types`]).
+    type_alias: bool,
+}
+
 fn check<'a>(
-    program: &Program,
-    entries: &[ThreadEntry],
+    cx: &PairContext<'_>,
     x: Candidate<'a>,
     y: Candidate<'a>,
     stats: &mut PairStats,
 ) -> Option<Pair<'a>> {
+    let (program, entries) = (cx.program, cx.entries);
     let (ei, a, ej, b) = (x.entry, x.access, y.entry, y.access);
     let writes = a.kind == AccessKind::Write || b.kind == AccessKind::Write;
     if !writes || !(ei != ej || entries[ei].multiple) {
@@ -398,6 +411,10 @@ fn check<'a>(
     }
     if ei == ej && in_own_argument(&entries[ei], a.path) && in_own_argument(&entries[ej], b.path) {
         stats.private_arg += 1;
+        return None;
+    }
+    if cx.type_alias && super::types::incompatible(program, a.path, b.path) {
+        stats.type_alias += 1;
         return None;
     }
     stats.may_alias += 1;

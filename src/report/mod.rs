@@ -116,6 +116,9 @@ pub struct RunStats {
     /// Pairs of two instances of one entry, each inside its own argument object.
     #[serde(default)]
     pub pairs_private_arg: usize,
+    /// Pairs of accesses of incompatible types (C's effective-type rules).
+    #[serde(default)]
+    pub pairs_type_alias: usize,
     pub pairs_may_alias: usize,
     pub pairs_concurrent: usize,
     pub pairs_unlocked: usize,

@@ -358,6 +358,7 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
     for (label, n) in [
         ("  considered", considered),
         ("  − private arguments", stats.pairs_private_arg),
+        ("  − incompatible types", stats.pairs_type_alias),
         ("  → may alias", stats.pairs_may_alias),
         ("  → concurrent", stats.pairs_concurrent),
         ("  → unlocked", stats.pairs_unlocked),
@@ -520,6 +521,7 @@ relay summary
   access pairs
     considered                   100000
     − private arguments               0    0.0%
+    − incompatible types              0    0.0%
     → may alias                    5000    5.0%
     → concurrent                   3000    3.0%
     → unlocked                      200    0.2%
