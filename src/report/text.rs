@@ -117,10 +117,21 @@ pub fn render_warning(
     sources: &mut SourceCache,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    // A points-to class (`{a, b, +9}.len`) names the memory, not what the code wrote: the
+    // headline shows the lvalue as written at the first site, the class below.
+    let written = w
+        .lvalue
+        .contains('{')
+        .then(|| w.accesses.first())
+        .flatten()
+        .and_then(|a| {
+            let src = sources.line(&a.location.file, a.location.line)?;
+            lvalue_text(src, a.location.col)
+        });
     writeln!(
         out,
         "warning[data-race]: `{}` may be accessed concurrently without a common lock",
-        w.lvalue
+        written.as_deref().unwrap_or(&w.lvalue)
     )?;
     // Gutter as wide as the largest line number shown, like rustc.
     let width = w
@@ -147,6 +158,9 @@ pub fn render_warning(
             "{eq} races with itself: two instances of thread {} may run it at once",
             w.accesses[0].entry
         )?;
+    }
+    if written.is_some() {
+        writeln!(out, "{eq} memory: `{}` (points-to class)", w.lvalue)?;
     }
     if !w.filtered_by.is_empty() {
         writeln!(out, "{eq} filtered by: {}", w.filtered_by.join(", "))?;
@@ -263,6 +277,57 @@ fn call_path_lines(a: &AccessSite) -> Vec<String> {
 
 /// The source line as shown (tabs expanded, control characters blanked, long lines windowed
 /// around the column) and the caret's offset in it. `col` is a 1-based byte column.
+/// The lvalue written at byte column `col` (1-based) of a source line: an identifier followed
+/// by member accesses (`->f`, `.f`) and subscripts (`[i]`), with leading `*`s. `None` when the
+/// column does not start one.
+fn lvalue_text(src: &str, col: u32) -> Option<String> {
+    let rest = src.get(col.checked_sub(1)? as usize..)?;
+    let b = rest.as_bytes();
+    let ident = |i: usize| {
+        let mut j = i;
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+            j += 1;
+        }
+        (j > i && !b[i].is_ascii_digit()).then_some(j)
+    };
+    let mut i = 0;
+    while i < b.len() && b[i] == b'*' {
+        i += 1;
+    }
+    let mut end = ident(i)?;
+    loop {
+        let next = if rest[end..].starts_with("->") {
+            ident(end + 2)
+        } else if rest[end..].starts_with('.') {
+            ident(end + 1)
+        } else if rest[end..].starts_with('[') {
+            // A balanced subscript on this line.
+            let mut depth = 0usize;
+            let close = rest[end..].char_indices().find_map(|(k, c)| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(end + k + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                None
+            });
+            close
+        } else {
+            None
+        };
+        match next {
+            Some(e) => end = e,
+            None => break,
+        }
+    }
+    Some(rest[..end].to_string())
+}
+
 fn snippet(src: &str, col: u32) -> (String, usize) {
     let byte = (col.max(1) as usize - 1).min(src.len());
     let mut shown = String::new();
@@ -492,6 +557,17 @@ warning[data-race]: `rx_p->count` may be accessed concurrently without a common 
             SourceCache::disabled().line(path.to_str().unwrap(), 1),
             None
         );
+    }
+
+    #[test]
+    fn lvalues_as_written() {
+        let line = "    c->rbuf[i].len = *p + settings.verbose;";
+        assert_eq!(lvalue_text(line, 5).as_deref(), Some("c->rbuf[i].len"));
+        assert_eq!(lvalue_text(line, 22).as_deref(), Some("*p"));
+        assert_eq!(lvalue_text(line, 27).as_deref(), Some("settings.verbose"));
+        assert_eq!(lvalue_text(line, 20), None, "`=` starts no lvalue");
+        assert_eq!(lvalue_text(line, 200), None);
+        assert_eq!(lvalue_text("x[a[1]] = 0;", 1).as_deref(), Some("x[a[1]]"));
     }
 
     #[test]
