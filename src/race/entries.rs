@@ -35,6 +35,8 @@ pub struct ThreadEntry {
     /// function and not yet escaped there): what the thread reaches through its argument
     /// without following a pointer stored in memory is a different object in each instance.
     pub private_arg: bool,
+    /// … and some of those objects are array elements: `arg[k]` may be a neighbour.
+    pub private_element: bool,
     pub origin: EntryOrigin,
 }
 
@@ -87,8 +89,11 @@ pub fn thread_entries(
         starters: BTreeSet<FuncId>,
         /// `None` once two creations disagree or one has no known global argument.
         arg: Option<Option<Path>>,
-        /// Some creation passes an argument that is not a fresh object.
+        /// Some creation passes an argument that is neither a fresh object nor a distinct
+        /// element.
         shared_arg: bool,
+        /// Some creation passes an array element (not a whole fresh object).
+        element_arg: bool,
     }
     let mut started: BTreeMap<FuncId, Starts> = BTreeMap::new();
     let record = |from: FuncId, from_multiple: bool, started: &mut BTreeMap<FuncId, Starts>| {
@@ -105,7 +110,9 @@ pub fn thread_entries(
                     Some(_) => Some(None),
                 };
                 st.multiple |= ((sp.in_loop || sp.paths > 1) && !sp.alone) || from_multiple;
-                st.shared_arg |= !sp.fresh_arg;
+                let element = !sp.fresh_arg && sp.distinct_arg && sp.paths == 1 && !from_multiple;
+                st.shared_arg |= !sp.fresh_arg && !element;
+                st.element_arg |= element;
             }
         }
     };
@@ -169,7 +176,12 @@ pub fn thread_entries(
             ordered_by: ordered_by.remove(&func).unwrap_or_default(),
             joined_by: joined_by.remove(&func).unwrap_or_default(),
             arg: started[&func].arg.clone().flatten(),
-            private_arg: !started[&func].shared_arg,
+            // Elements are distinct per creation at one site, by one starter.
+            private_arg: {
+                let s = &started[&func];
+                !s.shared_arg && (!s.element_arg || (s.sites.len() == 1 && s.starters.len() == 1))
+            },
+            private_element: started[&func].element_arg,
             origin: EntryOrigin::Started,
         })
         .collect();
@@ -181,6 +193,7 @@ pub fn thread_entries(
         joined_by: Vec::new(),
         arg: None,
         private_arg: false,
+        private_element: false,
         origin: if is_main {
             EntryOrigin::Main
         } else {

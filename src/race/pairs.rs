@@ -449,6 +449,8 @@ fn in_own_argument(e: &ThreadEntry, path: &Path) -> bool {
         && path.root == Root::Formal(0)
         && path.steps.first() == Some(&Step::Deref)
         && !path.steps[1..].contains(&Step::Deref)
+        // An element's own members only: `arg[1]` is the next element.
+        && (!e.private_element || !matches!(path.steps.get(1), Some(s) if s.is_element()))
 }
 
 /// The ordering analysis (thread creation history): an access of an entry that runs once
@@ -600,6 +602,7 @@ mod tests {
             joined_by: Vec::new(),
             arg,
             private_arg: false,
+            private_element: false,
             origin: crate::race::entries::EntryOrigin::Started,
         }
     }

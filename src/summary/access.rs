@@ -361,6 +361,11 @@ pub struct Spawn {
     /// site, or a loop around it, start one instance after another, not two at once.
     #[serde(default)]
     pub alone: bool,
+    /// The thread's argument is `&a[i]` (maybe a member of it) with `i` stepping once per run
+    /// of the loop around the creation, which runs once (no loop around the call in a
+    /// caller): each creation at this site hands its thread another element.
+    #[serde(default)]
+    pub distinct_arg: bool,
 }
 
 #[cfg(test)]

@@ -100,23 +100,9 @@ impl Summary {
                 == (b.path, b.locks, b.kind, b.atomic, b.class, b.phase)
         };
         let same_spawn = |(a, b): (&Spawn, &Spawn)| {
-            (
-                &a.start,
-                a.loc,
-                a.in_loop,
-                a.paths,
-                &a.arg,
-                a.fresh_arg,
-                a.alone,
-            ) == (
-                &b.start,
-                b.loc,
-                b.in_loop,
-                b.paths,
-                &b.arg,
-                b.fresh_arg,
-                b.alone,
-            )
+            (&a.start, a.loc, a.in_loop, a.paths, &a.arg)
+                == (&b.start, b.loc, b.in_loop, b.paths, &b.arg)
+                && (a.fresh_arg, a.alone, a.distinct_arg) == (b.fresh_arg, b.alone, b.distinct_arg)
         };
         self.lockset == other.lockset
             && self.threads == other.threads

@@ -336,10 +336,9 @@ impl FnAnalysis<'_> {
                     (mut ps, true) => ps.pop(),
                     _ => None,
                 });
-            let fresh_arg = t
-                .arg
-                .and_then(|i| call.args.get(i))
-                .is_some_and(|e| self.fresh_site(st, e).is_some());
+            let arg_expr = t.arg.and_then(|i| call.args.get(i));
+            let fresh_arg = arg_expr.is_some_and(|e| self.fresh_site(st, e).is_some());
+            let distinct_arg = arg_expr.is_some_and(|e| self.distinct_slot(e, col.block));
             col.spawns.push(Spawn {
                 alone: !st.threads.may_run(&start),
                 start,
@@ -350,6 +349,7 @@ impl FnAnalysis<'_> {
                 arg,
                 func: Some(self.func),
                 fresh_arg,
+                distinct_arg,
             });
         }
     }
@@ -410,6 +410,8 @@ impl FnAnalysis<'_> {
                     func: sp.func,
                     fresh_arg: sp.fresh_arg,
                     alone: sp.alone && !st.threads.may_run(&sp.start),
+                    // A loop around the call runs the callee's loop again: the elements repeat.
+                    distinct_arg: sp.distinct_arg && !in_loop,
                 });
             }
         }
@@ -640,6 +642,7 @@ pub(super) fn merge_spawns(mut spawns: Vec<Spawn>) -> Vec<Spawn> {
                 last.in_loop |= sp.in_loop;
                 last.fresh_arg &= sp.fresh_arg;
                 last.alone &= sp.alone;
+                last.distinct_arg &= sp.distinct_arg;
                 if last.arg != sp.arg {
                     last.arg = None;
                 }

@@ -107,4 +107,138 @@ impl FnAnalysis<'_> {
         }
         false
     }
+
+    /// Whether `&a[i].f…` (`e`), evaluated in `block`, names a different element each time the
+    /// block runs: `i` is a local (not address-taken), the blocks on cycles through `block`
+    /// assign it exactly once, by a nonzero constant step (`i = i + 1`), and every cycle
+    /// through `block` passes that step. (An outer loop that resets `i` assigns it twice.)
+    pub(super) fn distinct_slot(&self, e: &Expr, block: usize) -> bool {
+        let Some(i) = slot_index(e) else { return false };
+        if self
+            .body
+            .locals
+            .get(i.index())
+            .is_none_or(|l| l.flags.address_taken)
+        {
+            return false;
+        }
+        let blocks = &self.body.blocks;
+        let succs = |b: usize| -> Vec<usize> {
+            dataflow::successors(&blocks[b].term)
+                .into_iter()
+                .map(|s| s.index())
+                .filter(|&s| s < blocks.len())
+                .collect()
+        };
+        // Blocks reachable from `block`'s successors, avoiding `cut`.
+        let reach = |cut: Option<usize>| {
+            let mut seen = vec![false; blocks.len()];
+            let mut stack = succs(block);
+            while let Some(x) = stack.pop() {
+                if Some(x) != cut && !std::mem::replace(&mut seen[x], true) {
+                    stack.extend(succs(x));
+                }
+            }
+            seen
+        };
+        let forward = reach(None);
+        if !forward[block] {
+            return false;
+        }
+        // The blocks on a cycle through `block`: reachable from it and reaching it.
+        let on_cycle = |b: usize| {
+            forward[b] && {
+                let mut seen = vec![false; blocks.len()];
+                let mut stack = succs(b);
+                let mut found = false;
+                while let Some(x) = stack.pop() {
+                    if x == block {
+                        found = true;
+                        break;
+                    }
+                    if !std::mem::replace(&mut seen[x], true) {
+                        stack.extend(succs(x));
+                    }
+                }
+                found || b == block
+            }
+        };
+        let mut steps = Vec::new();
+        for b in (0..blocks.len()).filter(|&b| on_cycle(b)) {
+            for instr in &blocks[b].instrs {
+                match instr {
+                    Instr::Assign { dst, src, .. } if assigns_local(dst, i) => {
+                        if !constant_step(src, i) {
+                            return false;
+                        }
+                        steps.push(b);
+                    }
+                    Instr::Call { dst: Some(d), .. } if assigns_local(d, i) => return false,
+                    Instr::Asm { outputs, .. } if outputs.iter().any(|o| assigns_local(o, i)) => {
+                        return false
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match steps.as_slice() {
+            [b] if *b == block => true,
+            [b] => !reach(Some(*b))[block],
+            _ => false,
+        }
+    }
+}
+
+/// The local `i` of `&a[i]` or `&a[i].f…` (casts aside): an array variable indexed by a
+/// local, then only members.
+fn slot_index(e: &Expr) -> Option<LocalId> {
+    let mut e = e;
+    while let Expr::Cast(_, inner) = e {
+        e = inner;
+    }
+    let (Expr::AddrOf(lv) | Expr::StartOf(lv)) = e else {
+        return None;
+    };
+    let Host::Var(_) = lv.host else { return None };
+    let (Offset::Index(idx), rest) = lv.offsets.split_first()? else {
+        return None;
+    };
+    if !rest.iter().all(|o| matches!(o, Offset::Field { .. })) {
+        return None;
+    }
+    let mut idx = idx.as_ref();
+    while let Expr::Cast(_, inner) = idx {
+        idx = inner;
+    }
+    match idx {
+        Expr::Load(lv) if lv.offsets.is_empty() => match lv.host {
+            Host::Var(VarRef::Local(l)) => Some(l),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn assigns_local(dst: &Lval, i: LocalId) -> bool {
+    matches!(dst.host, Host::Var(VarRef::Local(l)) if l == i) && dst.offsets.is_empty()
+}
+
+/// `i + c`, `c + i` or `i - c` with a nonzero constant `c` (casts aside).
+fn constant_step(src: &Expr, i: LocalId) -> bool {
+    fn strip(mut e: &Expr) -> &Expr {
+        while let Expr::Cast(_, inner) = e {
+            e = inner;
+        }
+        e
+    }
+    let is_i = |e: &Expr| {
+        matches!(strip(e), Expr::Load(lv)
+            if lv.offsets.is_empty() && matches!(lv.host, Host::Var(VarRef::Local(l)) if l == i))
+    };
+    let nonzero = |e: &Expr| matches!(strip(e), Expr::Const(Const::Int(c)) if *c != 0);
+    match strip(src) {
+        Expr::Binary(BinOp::Add, a, b) => (is_i(a) && nonzero(b)) || (nonzero(a) && is_i(b)),
+        Expr::Binary(BinOp::Sub, a, b) => is_i(a) && nonzero(b),
+        _ => false,
+    }
 }
