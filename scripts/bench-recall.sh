@@ -93,29 +93,10 @@ fi
 # shellcheck source=lib/deb-src.sh
 . "$HERE/lib/deb-src.sh"
 
-# The compiler wrapper: appends {directory, arguments, file, output} of every invocation with
-# `-o` to $CC_LOG (JSON lines) when it is set, then runs gcc with the same arguments.
+# The logging compiler wrapper (scripts/lib/cc-log.py), installed outside the repository.
 WRAP=$DEST/bin/cc-log
-if [[ ! -x $WRAP ]]; then
-    mkdir -p "$DEST/bin"
-    cat >"$WRAP" <<'PY'
-#!/usr/bin/env python3
-import fcntl, json, os, sys
-args = sys.argv[1:]
-logf = os.environ.get("CC_LOG")
-if logf and "-o" in args[:-1] and "-E" not in args and "-M" not in args and "-MM" not in args:
-    out = os.path.abspath(args[args.index("-o") + 1])
-    srcs = [a for a in args if a.endswith(".c") and not a.startswith("-")] if "-c" in args else [None]
-    with open(logf, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        for s in srcs:
-            e = {"directory": os.getcwd(), "arguments": ["gcc"] + args, "output": out}
-            if s: e["file"] = os.path.abspath(s)
-            f.write(json.dumps(e) + "\n")
-os.execvp("gcc", ["gcc"] + args)
-PY
-    chmod +x "$WRAP"
-fi
+mkdir -p "$DEST/bin"
+install -m 755 "$HERE/lib/cc-log.py" "$WRAP"
 TSAN_CFLAGS="-fsanitize=thread -g -O1"
 TSAN_OPTS="report_signal_unsafe=0 halt_on_error=0 history_size=4 second_deadlock_stack=1 exitcode=0 ${TSAN_OPTIONS_EXTRA:-}"
 

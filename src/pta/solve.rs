@@ -70,12 +70,8 @@ struct UnknownCall {
     via: FuncId,
     loc: Loc,
     args: Vec<Option<u32>>,
-    /// The record type each argument points to, if its static type says so.
-    records: Vec<Option<RecordId>>,
-    /// The argument points to a data pointer (`void **`, `char **`): not to a function.
-    data: Vec<bool>,
-    /// The argument is a `void *` (a pointer to data of no known record type).
-    void_pointer: Vec<bool>,
+    /// Where the functions behind each argument are looked for, by its static type.
+    reach: Vec<typed_reach::ArgReach>,
     /// Functions already bound as this call's callbacks.
     bound: rustc_hash::FxHashSet<FuncId>,
 }
@@ -467,9 +463,7 @@ impl Solver<'_> {
             if self.program.functions[g.index()].body.is_none() {
                 // An unknown external: no points-to effect, but a function reachable from an
                 // argument may be called back at any time (bound after solving).
-                let records = args.iter().map(|a| self.argument_record(f, a)).collect();
-                let data = args.iter().map(|a| self.points_to_pointer(f, a)).collect();
-                let void_pointer = args.iter().map(|a| self.is_void_pointer(f, a)).collect();
+                let reach = args.iter().map(|a| self.argument_reach(f, a)).collect();
                 let carriers: Vec<bool> = (0..args.len())
                     .map(|i| {
                         may_carry_function(self.program, *g, i)
@@ -490,9 +484,7 @@ impl Solver<'_> {
                     via: *g,
                     loc,
                     args,
-                    records,
-                    data,
-                    void_pointer,
+                    reach,
                     bound: Default::default(),
                 });
                 self.unknown_memory(f, *g, dst, args_of_call);
@@ -577,21 +569,16 @@ impl Solver<'_> {
                 for (i, v) in call.args.clone().into_iter().enumerate() {
                     let Some(v) = v else { continue };
                     let root = self.p.uf.find(v);
+                    use typed_reach::ArgReach;
                     let reached = if self.typed_reach() {
                         // A record is reached through its members by their types instead
-                        // (`member_functions`); otherwise the functions the argument points
-                        // to itself. Functions merged into a class by untyped flows are not
-                        // looked for behind it (see `typed_reach`).
-                        match call.records[i] {
-                            Some(_) => std::rc::Rc::new(Vec::new()),
-                            None if call.data[i] => std::rc::Rc::new(Vec::new()),
-                            None if call.void_pointer[i] => {
-                                std::rc::Rc::new(self.untyped_functions(root, &by_class))
-                            }
-                            None => {
-                                std::rc::Rc::new(by_class.get(&root).cloned().unwrap_or_default())
-                            }
-                        }
+                        // (`member_functions`). Functions merged into a class by untyped
+                        // flows are not looked for behind an argument (see `typed_reach`).
+                        std::rc::Rc::new(match call.reach[i] {
+                            ArgReach::Record(_) | ArgReach::DataPointer => Vec::new(),
+                            ArgReach::VoidPointer => self.untyped_functions(root, &by_class),
+                            ArgReach::Any => by_class.get(&root).cloned().unwrap_or_default(),
+                        })
                     } else {
                         match by_root.get(&root) {
                             Some(f) => f.clone(),
@@ -602,9 +589,11 @@ impl Solver<'_> {
                             }
                         }
                     };
-                    let members = match call.records[i] {
-                        None => std::rc::Rc::new(Vec::new()),
-                        Some(r) => match by_record.get(&r) {
+                    let members = match call.reach[i] {
+                        ArgReach::DataPointer | ArgReach::VoidPointer | ArgReach::Any => {
+                            std::rc::Rc::new(Vec::new())
+                        }
+                        ArgReach::Record(r) => match by_record.get(&r) {
                             Some(f) => f.clone(),
                             None => {
                                 let f = std::rc::Rc::new(self.member_functions(r, &by_class));

@@ -5,11 +5,12 @@
 //! effective-type rules; the field-based mode trusts them too): it finds the functions stored
 //! in function-pointer members, in records nested by value, and behind members that point to
 //! records, recursively. A member that may hold any pointer (`void *`, a pointer to a pointer)
-//! yields the functions whose address it holds itself: the code does not know the program's
-//! record types behind a `void *` (user data handed back to the program's own callbacks) and
-//! does not look into them. Following every pointer through the classes instead made one
+//! is not looked behind: calling through it needs a cast to a function type it does not
+//! declare, and the code does not know the program's record types behind a `void *` (user
+//! data handed back to the program's own callbacks). A `void *` argument may be a function
+//! the program cast to data. Following every pointer through the classes instead made one
 //! Steensgaard class reach almost every function: redis's 391 configuration and module
-//! callbacks escaped through `hdr_close` and hiredis's `redisAsyncHandleRead`.
+//! callbacks escaped through `getaddrinfo`, `hdr_close` and hiredis.
 
 use super::Solver;
 use crate::ir::types::{RecordId, TypeId, TypeKind};
@@ -27,8 +28,23 @@ enum Member {
     Function,
     /// A record, by value or behind a pointer: its members, by their types.
     Record(RecordId),
-    /// Any pointer (`void *`, `T **`): the functions it points to itself.
+    /// Any pointer (`void *`, `T **`): not looked behind.
     Untyped,
+}
+
+/// Where the functions an argument of an unknown external may carry are looked for.
+#[derive(Copy, Clone)]
+pub(super) enum ArgReach {
+    /// A pointer to a record (through any number of pointers): its members, by their types
+    /// ([`Solver::member_functions`]); in the insensitive mode also every class behind it.
+    Record(RecordId),
+    /// A pointer to a data pointer (`void **`, `char **`): no function.
+    DataPointer,
+    /// A `void *`: the functions the program casts to data, in the class it points to.
+    VoidPointer,
+    /// Anything else (a function pointer, an expression of no known type): every function in
+    /// the class it points to — and, in the insensitive mode, behind it.
+    Any,
 }
 
 impl Solver<'_> {
@@ -38,9 +54,32 @@ impl Solver<'_> {
         self.p.mode == super::super::FieldMode::FieldBased
     }
 
-    /// The record an argument of an unknown external leads to: its pointee's, through any
-    /// number of pointers in the field-based mode (`struct h **` for an out-parameter).
-    pub(super) fn argument_record(&self, f: FuncId, e: &Expr) -> Option<RecordId> {
+    /// How the functions behind an argument of an unknown external are found.
+    pub(super) fn argument_reach(&self, f: FuncId, e: &Expr) -> ArgReach {
+        if let Some(r) = self.argument_record(f, e) {
+            return ArgReach::Record(r);
+        }
+        if !self.typed_reach() {
+            return ArgReach::Any;
+        }
+        let types = &self.program.types;
+        let Some(p) =
+            crate::pta::signature::expr_type(self.program, f, e).and_then(|t| types.pointee(t))
+        else {
+            return ArgReach::Any;
+        };
+        if matches!(types.kind(p), TypeKind::Void) {
+            return ArgReach::VoidPointer;
+        }
+        match types.pointee(p) {
+            Some(q) if !matches!(types.kind(q), TypeKind::Function { .. }) => ArgReach::DataPointer,
+            _ => ArgReach::Any,
+        }
+    }
+
+    /// The record an argument leads to: its pointee's, and in the field-based mode through
+    /// casts and any number of pointers (`(void *)c`, `struct h **` for an out-parameter).
+    fn argument_record(&self, f: FuncId, e: &Expr) -> Option<RecordId> {
         let direct = crate::pta::signature::pointee_record(self.program, f, e);
         if direct.is_some() || !self.typed_reach() {
             return direct;
@@ -65,27 +104,6 @@ impl Solver<'_> {
             }
         }
         None
-    }
-
-    /// Whether an argument's static type is a pointer to a data pointer (`void **`): what it
-    /// points to is a pointer, not a function.
-    pub(super) fn points_to_pointer(&self, f: FuncId, e: &Expr) -> bool {
-        let types = &self.program.types;
-        let Some(t) = crate::pta::signature::expr_type(self.program, f, e) else {
-            return false;
-        };
-        types
-            .pointee(t)
-            .and_then(|p| types.pointee(p))
-            .is_some_and(|q| !matches!(types.kind(q), TypeKind::Function { .. }))
-    }
-
-    /// Whether an argument's static type is `void *`.
-    pub(super) fn is_void_pointer(&self, f: FuncId, e: &Expr) -> bool {
-        let types = &self.program.types;
-        crate::pta::signature::expr_type(self.program, f, e)
-            .and_then(|t| types.pointee(t))
-            .is_some_and(|p| matches!(types.kind(p), TypeKind::Void))
     }
 
     /// The functions in class `c` that a `void *` argument may be: a function becomes a

@@ -21,28 +21,10 @@ impl FnAnalysis<'_> {
         if !blocks.iter().flat_map(|b| &b.instrs).any(joins) {
             return Default::default();
         }
-        let succs = |b: usize| -> Vec<usize> {
-            dataflow::successors(&blocks[b].term)
-                .into_iter()
-                .map(|s| s.index())
-                .filter(|&s| s < blocks.len())
-                .collect()
-        };
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
-        for b in 0..blocks.len() {
-            for s in succs(b) {
-                preds[s].push(b);
-            }
-        }
+        let succs = |b: usize| block_successors(blocks, b);
+        let preds = predecessors(blocks);
         let reach = |from: usize, next: &dyn Fn(usize) -> Vec<usize>| {
-            let mut seen = vec![false; blocks.len()];
-            let mut stack = vec![from];
-            while let Some(x) = stack.pop() {
-                if !std::mem::replace(&mut seen[x], true) {
-                    stack.extend(next(x));
-                }
-            }
-            seen
+            reachable(blocks.len(), vec![from], next, None)
         };
         let mut in_loop = rustc_hash::FxHashSet::default();
         let mut exits = ExitJoins::default();
@@ -87,25 +69,8 @@ impl FnAnalysis<'_> {
     /// Whether block `b` lies on a cycle of the CFG (breadth-first search from its successors).
     pub(super) fn in_cycle(&self, b: usize) -> bool {
         let blocks = &self.body.blocks;
-        let mut seen = vec![false; blocks.len()];
-        let mut stack: Vec<usize> = dataflow::successors(&blocks[b].term)
-            .into_iter()
-            .map(|s| s.index())
-            .collect();
-        while let Some(x) = stack.pop() {
-            if x == b {
-                return true;
-            }
-            if x >= blocks.len() || std::mem::replace(&mut seen[x], true) {
-                continue;
-            }
-            stack.extend(
-                dataflow::successors(&blocks[x].term)
-                    .iter()
-                    .map(|s| s.index()),
-            );
-        }
-        false
+        let succs = |x: usize| block_successors(blocks, x);
+        reachable(blocks.len(), succs(b), &succs, None)[b]
     }
 
     /// Whether `&a[i].f…` (`e`), evaluated in `block`, names a different element each time the
@@ -123,46 +88,22 @@ impl FnAnalysis<'_> {
             return false;
         }
         let blocks = &self.body.blocks;
-        let succs = |b: usize| -> Vec<usize> {
-            dataflow::successors(&blocks[b].term)
-                .into_iter()
-                .map(|s| s.index())
-                .filter(|&s| s < blocks.len())
-                .collect()
-        };
-        // Blocks reachable from `block`'s successors, avoiding `cut`.
-        let reach = |cut: Option<usize>| {
-            let mut seen = vec![false; blocks.len()];
-            let mut stack = succs(block);
-            while let Some(x) = stack.pop() {
-                if Some(x) != cut && !std::mem::replace(&mut seen[x], true) {
-                    stack.extend(succs(x));
-                }
-            }
-            seen
-        };
-        let forward = reach(None);
+        let succs = |b: usize| block_successors(blocks, b);
+        let preds = predecessors(blocks);
+        // Reachable from `block`'s successors, never entering `cut`.
+        let from_block = |cut| reachable(blocks.len(), succs(block), &succs, cut);
+        let forward = from_block(None);
         if !forward[block] {
             return false;
         }
         // The blocks on a cycle through `block`: reachable from it and reaching it.
-        let on_cycle = |b: usize| {
-            forward[b] && {
-                let mut seen = vec![false; blocks.len()];
-                let mut stack = succs(b);
-                let mut found = false;
-                while let Some(x) = stack.pop() {
-                    if x == block {
-                        found = true;
-                        break;
-                    }
-                    if !std::mem::replace(&mut seen[x], true) {
-                        stack.extend(succs(x));
-                    }
-                }
-                found || b == block
-            }
-        };
+        let backward = reachable(
+            blocks.len(),
+            preds[block].clone(),
+            &|x| preds[x].clone(),
+            None,
+        );
+        let on_cycle = |b: usize| forward[b] && backward[b];
         let mut steps = Vec::new();
         for b in (0..blocks.len()).filter(|&b| on_cycle(b)) {
             for instr in &blocks[b].instrs {
@@ -183,10 +124,46 @@ impl FnAnalysis<'_> {
         }
         match steps.as_slice() {
             [b] if *b == block => true,
-            [b] => !reach(Some(*b))[block],
+            [b] => !from_block(Some(*b))[block],
             _ => false,
         }
     }
+}
+
+/// The successors of block `b` that are blocks of the body.
+fn block_successors(blocks: &[Block], b: usize) -> Vec<usize> {
+    dataflow::successors(&blocks[b].term)
+        .into_iter()
+        .map(|s| s.index())
+        .filter(|&s| s < blocks.len())
+        .collect()
+}
+
+fn predecessors(blocks: &[Block]) -> Vec<Vec<usize>> {
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for b in 0..blocks.len() {
+        for s in block_successors(blocks, b) {
+            preds[s].push(b);
+        }
+    }
+    preds
+}
+
+/// The blocks reached from `starts` (included) along `next`, never entering `cut`.
+fn reachable(
+    n: usize,
+    starts: Vec<usize>,
+    next: &dyn Fn(usize) -> Vec<usize>,
+    cut: Option<usize>,
+) -> Vec<bool> {
+    let mut seen = vec![false; n];
+    let mut stack = starts;
+    while let Some(x) = stack.pop() {
+        if x < n && Some(x) != cut && !std::mem::replace(&mut seen[x], true) {
+            stack.extend(next(x));
+        }
+    }
+    seen
 }
 
 /// The local `i` of `&a[i]` or `&a[i].f…` (casts aside): an array variable indexed by a
