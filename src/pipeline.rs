@@ -27,6 +27,9 @@ pub struct Options {
     pub strict_publication: bool,
     /// Accesses of incompatible types are not paired (`crate::race::types`; `--no-type-alias`).
     pub type_alias: bool,
+    /// Accesses whose sites' objects are disjoint by the inclusion-based points-to are not
+    /// paired ([`crate::pta::inclusion`]; `--no-inclusion`).
+    pub inclusion: bool,
     /// Thread entries besides `main` and the start routines found (`--entry`).
     pub entries: EntryOptions,
     /// The summaries [`summarize`] returns ([`analyze`] keeps those the race stage reads).
@@ -71,6 +74,7 @@ impl Default for Options {
             collapse_at: summary::DEFAULT_COLLAPSE_AT,
             strict_publication: false,
             type_alias: true,
+            inclusion: true,
             entries: EntryOptions::default(),
             keep: KeepSummaries::All,
         }
@@ -83,6 +87,8 @@ pub struct StageTimes {
     pub points_to: f64,
     pub callgraph: f64,
     pub summaries: f64,
+    /// The inclusion-based points-to of the race query (after the summaries).
+    pub inclusion: f64,
 }
 
 impl StageTimes {
@@ -92,6 +98,7 @@ impl StageTimes {
             points_to: (callgraph - points_to).as_secs_f64(),
             callgraph: (summaries - callgraph).as_secs_f64(),
             summaries: (end - summaries).as_secs_f64(),
+            inclusion: 0.0,
         }
     }
 }
@@ -107,6 +114,9 @@ pub struct Analysis {
     pub findings: Option<SavedRun>,
     /// Accesses of incompatible types are not paired ([`Options::type_alias`]).
     pub type_alias: bool,
+    /// The objects of each access site ([`Options::inclusion`]; `None` when off, or when the
+    /// findings were reused).
+    pub objects: Option<crate::pta::inclusion::SiteObjects>,
 }
 
 impl Analysis {
@@ -124,6 +134,7 @@ impl Analysis {
             summaries: &self.summaries,
             entries: &self.entries,
             type_alias: self.type_alias,
+            objects: self.objects.as_ref(),
         };
         race::warnings(&input, filters)
     }
@@ -197,10 +208,7 @@ fn summarize_inner(
         .filter(|_| findings)
         .and_then(|(c, store)| Some((c, c.stored_program_key()?, store)))
         .and_then(|(c, program_key, store)| {
-            let run = SavedRun::find(
-                store,
-                &findings_key(&program_key, &options.entries, options.type_alias),
-            )?;
+            let run = SavedRun::find(store, &findings_key(&program_key, options))?;
             Some((c.sccs_with_bodies(), program_key, run))
         });
     if let Some((sccs, program_key, run)) = saved {
@@ -252,13 +260,14 @@ fn summarize_inner(
 }
 
 /// The key findings are saved under: all summaries and the call graph (the summaries cache's
-/// program key) and the thread entries asked for.
-pub fn findings_key(program: &Key, entries: &EntryOptions, type_alias: bool) -> Key {
+/// program key), the thread entries asked for and the alias analyses of the race stage.
+pub fn findings_key(program: &Key, options: &Options) -> Key {
     let mut k = KeyBuilder::new(crate::race::saved::FINDINGS);
     k.key(program)
-        .u64(u64::from(entries.roots))
-        .u64(u64::from(type_alias));
-    for n in &entries.names {
+        .u64(u64::from(options.entries.roots))
+        .u64(u64::from(options.type_alias))
+        .u64(u64::from(options.inclusion));
+    for n in &options.entries.names {
         k.str(n);
     }
     k.finish()
@@ -295,6 +304,7 @@ pub fn analyze_cached(
             times,
             findings,
             type_alias: options.type_alias,
+            objects: None,
         });
     }
     let mut extra = extra;
@@ -325,6 +335,12 @@ pub fn analyze_cached(
             );
         }
     }
+    let t = Instant::now();
+    let objects = options
+        .inclusion
+        .then(|| crate::pta::inclusion::SiteObjects::compute(program, &pta, &cg, models, &extra));
+    let mut times = times;
+    times.inclusion = t.elapsed().as_secs_f64();
     Ok(Analysis {
         pta,
         cg,
@@ -333,6 +349,7 @@ pub fn analyze_cached(
         times,
         findings: None,
         type_alias: options.type_alias,
+        objects,
     })
 }
 

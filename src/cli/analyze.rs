@@ -63,6 +63,11 @@ pub struct AnalyzeArgs {
     /// memory (README, "Type-aware aliasing").
     #[arg(long)]
     pub no_type_alias: bool,
+    /// Pair accesses even when the inclusion-based points-to analysis proves their objects
+    /// disjoint (by default two accesses whose sites may touch no common object are not
+    /// paired; README, "Distinct objects").
+    #[arg(long)]
+    pub no_inclusion: bool,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -120,6 +125,9 @@ impl AnalyzeArgs {
         if self.no_type_alias {
             opt("--no-type-alias", String::new());
         }
+        if self.no_inclusion {
+            opt("--no-inclusion", String::new());
+        }
         if let Some(d) = &self.summaries {
             opt("--summaries=", d.display().to_string());
         }
@@ -164,6 +172,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         collapse_at: args.collapse_scc,
         strict_publication: args.strict_publication,
         type_alias: !args.no_type_alias,
+        inclusion: !args.no_inclusion,
         entries,
         keep: Default::default(),
     };
@@ -178,6 +187,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         summaries: &analysis.summaries,
         entries: &analysis.entries,
         type_alias: !args.no_type_alias,
+        objects: analysis.objects.as_ref(),
     };
     let info = RunInfo {
         units: totals.units,
@@ -200,7 +210,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let run_key = store
         .as_ref()
         .zip(analysis.summaries.cache.as_ref())
-        .map(|(_, c)| pipeline::findings_key(&c.program, &options.entries, options.type_alias));
+        .map(|(_, c)| pipeline::findings_key(&c.program, &options));
     let reused = analysis.findings.take().or_else(|| {
         store
             .as_ref()
@@ -221,6 +231,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         ("points-to".into(), analysis.times.points_to),
         ("call graph".into(), analysis.times.callgraph),
         ("summaries".into(), analysis.times.summaries),
+        ("inclusion points-to".into(), analysis.times.inclusion),
         ("warnings".into(), (t3 - t2).as_secs_f64()),
     ];
     let rep = args.report.emit(&run, &filters, baseline.as_ref())?;

@@ -16,6 +16,7 @@
 
 pub mod callbacks;
 pub mod confine;
+pub mod inclusion;
 mod models;
 pub mod signature;
 mod solve;

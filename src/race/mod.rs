@@ -5,6 +5,7 @@
 
 pub mod entries;
 pub mod filters;
+mod objects;
 pub mod pairs;
 pub mod report;
 pub mod saved;
@@ -58,6 +59,8 @@ pub struct RaceInput<'a> {
     pub entries: &'a [ThreadEntry],
     /// Accesses of incompatible types are not paired ([`types`]).
     pub type_alias: bool,
+    /// Accesses whose sites touch disjoint objects are not paired ([`objects`]).
+    pub objects: Option<&'a crate::pta::inclusion::SiteObjects>,
 }
 
 /// Every racing pair before filters, sorted by access locations, with its filter facts.

@@ -91,6 +91,9 @@ pub struct PairStats {
     pub private_arg: usize,
     /// … not of incompatible types ([`super::types`]).
     pub type_alias: usize,
+    /// … not in disjoint objects ([`super::objects`]).
+    #[serde(default)]
+    pub distinct_objects: usize,
     /// … whose lvalues may alias.
     pub may_alias: usize,
     /// … not ordered by `main`'s thread creations and joins.
@@ -117,6 +120,8 @@ struct Candidate<'a> {
     /// (`memset(p, …)` on untyped memory, `free(p)`): in the field-based mode its members are
     /// classes of their own, so such an access is also paired with every member access.
     within: Option<(u32, bool)>,
+    /// The objects its sites may touch, by the inclusion-based points-to ([`super::objects`]).
+    objects: Option<u32>,
 }
 
 /// All racing pairs between the entries, one per pair of access locations, sorted.
@@ -125,11 +130,7 @@ pub fn racing_pairs<'a>(
     sums: &'a Summaries,
 ) -> (Vec<Pair<'a>>, PairStats) {
     let (program, pta, entries) = (input.program, input.pta, input.entries);
-    let cx = PairContext {
-        program,
-        entries,
-        type_alias: input.type_alias,
-    };
+    let mut objects = input.objects.map(super::objects::AccessObjects::new);
     let mut stats = PairStats {
         entries: entries.len(),
         ..Default::default()
@@ -161,10 +162,17 @@ pub fn racing_pairs<'a>(
                 access: a,
                 object: object.filter(|&o| separates(pta, o)),
                 within: object.map(|o| (o, a.class == Some(o))),
+                objects: objects.as_mut().and_then(|o| o.of(&a)),
             });
         }
     }
     stats.buckets = buckets.len();
+    let cx = PairContext {
+        program,
+        entries,
+        type_alias: input.type_alias,
+        objects,
+    };
     // Whole-object accesses, and the member accesses of their objects by object: each one
     // access of each kind of entry (see `Representatives`), as the pairs of those decide for
     // all (the copies in other entries give the same warnings).
@@ -389,6 +397,8 @@ struct PairContext<'p> {
     entries: &'p [ThreadEntry],
     /// Type-aware aliasing on ([`super::types`]).
     type_alias: bool,
+    /// Distinct objects on ([`super::objects`]).
+    objects: Option<super::objects::AccessObjects<'p>>,
 }
 
 fn check<'a>(
@@ -415,6 +425,14 @@ fn check<'a>(
     }
     if cx.type_alias && super::types::incompatible(program, a.path, b.path) {
         stats.type_alias += 1;
+        return None;
+    }
+    if cx
+        .objects
+        .as_ref()
+        .is_some_and(|o| o.disjoint(x.objects, y.objects))
+    {
+        stats.distinct_objects += 1;
         return None;
     }
     stats.may_alias += 1;

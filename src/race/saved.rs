@@ -215,6 +215,7 @@ impl SavedRun {
                 pairs_considered: stats.pairs.considered,
                 pairs_private_arg: stats.pairs.private_arg,
                 pairs_type_alias: stats.pairs.type_alias,
+                pairs_distinct_objects: stats.pairs.distinct_objects,
                 pairs_may_alias: stats.pairs.may_alias,
                 pairs_concurrent: stats.pairs.concurrent,
                 pairs_unlocked: stats.pairs.unlocked,

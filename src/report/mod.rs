@@ -119,6 +119,9 @@ pub struct RunStats {
     /// Pairs of accesses of incompatible types (C's effective-type rules).
     #[serde(default)]
     pub pairs_type_alias: usize,
+    /// Pairs of accesses in disjoint objects (inclusion-based points-to).
+    #[serde(default)]
+    pub pairs_distinct_objects: usize,
     pub pairs_may_alias: usize,
     pub pairs_concurrent: usize,
     pub pairs_unlocked: usize,

@@ -113,6 +113,7 @@ pub(crate) fn report(file: &str) -> Report {
             pairs_considered: 100_000,
             pairs_private_arg: 0,
             pairs_type_alias: 0,
+            pairs_distinct_objects: 0,
             pairs_may_alias: 5_000,
             pairs_concurrent: 3_000,
             pairs_unlocked: 200,

@@ -424,6 +424,7 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
         ("  considered", considered),
         ("  − private arguments", stats.pairs_private_arg),
         ("  − incompatible types", stats.pairs_type_alias),
+        ("  − distinct objects", stats.pairs_distinct_objects),
         ("  → may alias", stats.pairs_may_alias),
         ("  → concurrent", stats.pairs_concurrent),
         ("  → unlocked", stats.pairs_unlocked),
@@ -598,6 +599,7 @@ relay summary
     considered                   100000
     − private arguments               0    0.0%
     − incompatible types              0    0.0%
+    − distinct objects                0    0.0%
     → may alias                    5000    5.0%
     → concurrent                   3000    3.0%
     → unlocked                      200    0.2%

@@ -26,6 +26,7 @@ mod fresh;
 mod loops;
 mod reinterpret;
 use call::merge_spawns;
+use fresh::FreshReturns;
 
 /// The handle arguments of the joins of a loop, by the CFG edge (block, successor index) that
 /// leaves it.
@@ -185,6 +186,7 @@ impl<'a> FnAnalysis<'a> {
         let mut col = Collector::default();
         let mut exit: Option<(RelativeLockset, ThreadState)> = None;
         let mut ret = SymVal::Bottom;
+        let mut fresh_returns = FreshReturns::default();
         let mut sink = Some(&mut col);
         for (b, block) in self.body.blocks.iter().enumerate() {
             let mut st = results.entry[b].clone();
@@ -206,6 +208,7 @@ impl<'a> FnAnalysis<'a> {
                     }
                     None => exit = Some((st.locks.clone(), st.threads.clone())),
                 }
+                fresh_returns.add(value.as_ref().map(|e| self.returned_freshness(&st, e)));
                 let v = value.as_ref().map_or(SymVal::Top, |e| self.eval(&st, e));
                 ret = ret.join(&self.exported_value(v));
             }
@@ -223,6 +226,7 @@ impl<'a> FnAnalysis<'a> {
             lockset,
             threads: self.exported_threads(threads),
             formal_escapes: self.formal_escapes(),
+            returns_fresh: fresh_returns.all_fresh(),
             ret,
             accesses,
             tables,

@@ -73,6 +73,11 @@ pub struct Summary {
     /// Per formal: its value may escape (stored, returned, passed on to something keeping it).
     #[serde(default)]
     pub formal_escapes: Vec<bool>,
+    /// Every value the function returns points to an object allocated during the call that
+    /// nothing else points to yet (or is null): a caller treats the call as an allocation
+    /// (interprocedural thread escape, [`exec`]'s `fresh`).
+    #[serde(default)]
+    pub returns_fresh: bool,
     /// The dataflow needed widening (a loop did not stabilise within the bound).
     pub widened: bool,
     /// The function has a model; its body (if any) was not analysed.
@@ -107,6 +112,7 @@ impl Summary {
         self.lockset == other.lockset
             && self.threads == other.threads
             && self.formal_escapes == other.formal_escapes
+            && self.returns_fresh == other.returns_fresh
             && self.ret == other.ret
             && self.modelled == other.modelled
             && self.shared == other.shared

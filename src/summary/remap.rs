@@ -48,6 +48,7 @@ impl Summary {
                 live_starts: self.threads.live_starts.clone(),
             },
             formal_escapes: self.formal_escapes.clone(),
+            returns_fresh: self.returns_fresh,
             widened: self.widened,
             modelled: self.modelled,
             coarsened: self.coarsened,

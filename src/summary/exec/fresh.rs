@@ -43,7 +43,7 @@ impl FnAnalysis<'_> {
                     _ => None,
                 };
                 let model = g.and_then(|g| self.ctx.model(g));
-                allocates = model.is_some_and(|m| m.alloc.is_some());
+                allocates = self.allocating_call(callee);
                 // A model keeps its arguments (thread creation excepted); a summarised callee
                 // keeps those of its formals that do not escape in it.
                 let summary = g.and_then(|g| self.callees.get(g));
@@ -219,10 +219,8 @@ impl FnAnalysis<'_> {
         let mut racy = FxHashSet::default();
         // Objects are fresh only from an allocation in this function: without one there is
         // nothing to publish, and the walk (every transfer function again) is skipped.
-        let allocates = |i: &Instr| {
-            matches!(i, Instr::Call { callee: Expr::Func(FuncRef::Linked(g)), .. }
-                if self.ctx.model(*g).is_some_and(|m| m.alloc.is_some()))
-        };
+        let allocates =
+            |i: &Instr| matches!(i, Instr::Call { callee, .. } if self.allocating_call(callee));
         if !self
             .body
             .blocks
@@ -395,6 +393,67 @@ impl FnAnalysis<'_> {
                 self.fresh_site(st, a)
             }
             _ => None,
+        }
+    }
+}
+
+/// What one `return` hands the caller, for [`Summary::returns_fresh`](crate::summary::Summary).
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(super) enum Returned {
+    /// A pointer to an object allocated in this call that nothing else points to.
+    Fresh,
+    /// A null pointer.
+    Null,
+    Other,
+}
+
+/// The returns of a function, joined: fresh only if every return is fresh or null (a `void`
+/// return counts as other) and one is fresh.
+#[derive(Default)]
+pub(super) struct FreshReturns {
+    fresh: bool,
+    other: bool,
+}
+
+impl FreshReturns {
+    /// One reachable `return`; `None` when it returns no value.
+    pub(super) fn add(&mut self, r: Option<Returned>) {
+        match r {
+            Some(Returned::Fresh) => self.fresh = true,
+            Some(Returned::Null) => {}
+            Some(Returned::Other) | None => self.other = true,
+        }
+    }
+
+    pub(super) fn all_fresh(&self) -> bool {
+        self.fresh && !self.other
+    }
+}
+
+impl FnAnalysis<'_> {
+    /// What `return e` hands the caller. A fresh object returned is private to the caller
+    /// (this function drops its own accesses to it, a return being an ordered publication),
+    /// unless it was published with a data race here already (`private_pointer`; under
+    /// `--strict-publication` a return with no lock held is one).
+    pub(super) fn returned_freshness(&self, st: &State, e: &Expr) -> Returned {
+        if self.private_pointer(st, e) {
+            return Returned::Fresh;
+        }
+        match strip_casts(e) {
+            Expr::Const(Const::Int(0)) => Returned::Null,
+            _ => Returned::Other,
+        }
+    }
+
+    /// Whether a call allocates into its destination: an allocator's model, or a callee whose
+    /// summary returns only fresh objects.
+    pub(super) fn allocating_call(&self, callee: &Expr) -> bool {
+        let Expr::Func(FuncRef::Linked(g)) = callee else {
+            return false;
+        };
+        match self.ctx.model(*g) {
+            Some(m) => m.alloc.is_some(),
+            None => self.callees.get(*g).is_some_and(|s| s.returns_fresh),
         }
     }
 }

@@ -1,0 +1,101 @@
+//! Sparse bit sets of object numbers: sorted 64-bit blocks, so a union is one merge of two
+//! sorted lists (the way inclusion solvers keep points-to sets; a hash set per node spent its
+//! time hashing).
+
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+pub(super) struct Bits {
+    blocks: Vec<(u32, u64)>,
+}
+
+impl Bits {
+    pub(super) fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Adds `x`; whether it was new.
+    pub(super) fn insert(&mut self, x: u32) -> bool {
+        let (b, bit) = (x / 64, 1u64 << (x % 64));
+        match self.blocks.binary_search_by_key(&b, |&(k, _)| k) {
+            Ok(i) => {
+                let new = self.blocks[i].1 & bit == 0;
+                self.blocks[i].1 |= bit;
+                new
+            }
+            Err(i) => {
+                self.blocks.insert(i, (b, bit));
+                true
+            }
+        }
+    }
+
+    /// Adds every element of `other`; returns those that were new.
+    pub(super) fn union_new(&mut self, other: &Bits) -> Bits {
+        let mut added = Vec::new();
+        let mut merged = Vec::with_capacity(self.blocks.len().max(other.blocks.len()));
+        let (a, b) = (&self.blocks, &other.blocks);
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            match (a.get(i), b.get(j)) {
+                (Some(&(ka, va)), Some(&(kb, vb))) if ka == kb => {
+                    let new = vb & !va;
+                    if new != 0 {
+                        added.push((ka, new));
+                    }
+                    merged.push((ka, va | vb));
+                    i += 1;
+                    j += 1;
+                }
+                (Some(&(ka, va)), Some(&(kb, _))) if ka < kb => {
+                    merged.push((ka, va));
+                    i += 1;
+                }
+                (Some(&x), None) => {
+                    merged.push(x);
+                    i += 1;
+                }
+                (_, Some(&(kb, vb))) => {
+                    added.push((kb, vb));
+                    merged.push((kb, vb));
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        if !added.is_empty() {
+            self.blocks = merged;
+        }
+        Bits { blocks: added }
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks.iter().flat_map(|&(k, mut v)| {
+            std::iter::from_fn(move || {
+                if v == 0 {
+                    return None;
+                }
+                let t = v.trailing_zeros();
+                v &= v - 1;
+                Some(k * 64 + t)
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_reports_exactly_the_new_elements() {
+        let mut a = Bits::default();
+        assert!(a.insert(3) && a.insert(200) && !a.insert(3));
+        let mut b = Bits::default();
+        for x in [3, 4, 64, 200, 1000] {
+            b.insert(x);
+        }
+        let new = a.union_new(&b);
+        assert_eq!(new.iter().collect::<Vec<_>>(), vec![4, 64, 1000]);
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![3, 4, 64, 200, 1000]);
+        assert!(a.union_new(&b).is_empty());
+    }
+}

@@ -1,0 +1,345 @@
+//! The inclusion-constraint graph and its worklist solver (Andersen's analysis with difference
+//! propagation): copy edges `a ⊆ b`, loads `d ⊇ *p` and stores `*p ⊇ s`, which add copy edges
+//! as the points-to set of `p` grows. No recursion; each object reaches each node once.
+//!
+//! Cycles of copy edges (the unknown code's memory, which holds and is held by everything
+//! handed to it; `p = p->next` loops) have equal sets: they are found with Tarjan's algorithm
+//! before solving and again whenever the edges grew by half, and collapsed into one node
+//! (union-find), so a set is propagated once around a cycle instead of once per node.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::bits::Bits;
+
+#[derive(Default)]
+pub(super) struct Graph {
+    /// Points-to set of each node.
+    pts: Vec<Bits>,
+    /// Objects added to a node and not yet propagated.
+    delta: Vec<Bits>,
+    /// `copy[a]`: the nodes whose sets include `a`'s.
+    copy: Vec<Vec<u32>>,
+    /// `loads[p]`: nodes `d` with `d ⊇ *p`.
+    loads: Vec<Vec<u32>>,
+    /// `stores[p]`: nodes `s` with `*p ⊇ s`.
+    stores: Vec<Vec<u32>>,
+    edges: FxHashSet<(u32, u32)>,
+    queued: Vec<bool>,
+    worklist: Vec<u32>,
+    /// Nodes whose set holds exactly one object, by object (`&x` used many times).
+    address_of: FxHashMap<u32, u32>,
+    /// Union-find over nodes: a collapsed cycle's nodes point to the one that holds its data.
+    parent: Vec<u32>,
+    /// Copy edges when cycles were last collapsed.
+    edges_at_collapse: usize,
+}
+
+impl Graph {
+    pub(super) fn with_nodes(n: usize) -> Graph {
+        let mut g = Graph::default();
+        g.grow(n);
+        g
+    }
+
+    fn grow(&mut self, n: usize) {
+        self.pts.resize_with(n, Default::default);
+        self.delta.resize_with(n, Default::default);
+        self.copy.resize_with(n, Default::default);
+        self.loads.resize_with(n, Default::default);
+        self.stores.resize_with(n, Default::default);
+        self.queued.resize(n, false);
+        let old = self.parent.len() as u32;
+        self.parent.extend(old..n as u32);
+    }
+
+    /// The node holding `n`'s data (itself unless collapsed into a cycle).
+    fn find(&mut self, mut n: u32) -> u32 {
+        while self.parent[n as usize] != n {
+            let p = self.parent[n as usize];
+            self.parent[n as usize] = self.parent[p as usize];
+            n = p;
+        }
+        n
+    }
+
+    fn find_const(&self, mut n: u32) -> u32 {
+        while self.parent[n as usize] != n {
+            n = self.parent[n as usize];
+        }
+        n
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.pts.len()
+    }
+
+    /// A new node with an empty set.
+    pub(super) fn node(&mut self) -> u32 {
+        let n = self.pts.len();
+        self.grow(n + 1);
+        n as u32
+    }
+
+    /// A node whose set is `{object}` (shared by every use of the address).
+    pub(super) fn address(&mut self, object: u32) -> u32 {
+        if let Some(&n) = self.address_of.get(&object) {
+            return n;
+        }
+        let n = self.node();
+        self.add_object(n, object);
+        self.address_of.insert(object, n);
+        n
+    }
+
+    pub(super) fn add_object(&mut self, n: u32, object: u32) {
+        let n = self.find(n);
+        if self.pts[n as usize].insert(object) {
+            self.delta[n as usize].insert(object);
+            self.enqueue(n);
+        }
+    }
+
+    /// `to ⊇ from`.
+    pub(super) fn copy(&mut self, from: u32, to: u32) {
+        let (from, to) = (self.find(from), self.find(to));
+        if from == to || !self.edges.insert((from, to)) {
+            return;
+        }
+        self.copy[from as usize].push(to);
+        if !self.pts[from as usize].is_empty() {
+            let all = self.pts[from as usize].clone();
+            self.add_objects(to, &all);
+        }
+    }
+
+    /// Adds a set of objects to `n`'s (a representative).
+    fn add_objects(&mut self, n: u32, objects: &Bits) {
+        let new = self.pts[n as usize].union_new(objects);
+        if !new.is_empty() {
+            self.delta[n as usize].union_new(&new);
+            self.enqueue(n);
+        }
+    }
+
+    /// `to ⊇ *from`.
+    pub(super) fn load(&mut self, from: u32, to: u32) {
+        let from = self.find(from);
+        self.loads[from as usize].push(to);
+        let objects: Vec<u32> = self.pts[from as usize].iter().collect();
+        for o in objects {
+            self.copy(o, to);
+        }
+    }
+
+    /// `*to ⊇ from`.
+    pub(super) fn store(&mut self, from: u32, to: u32) {
+        let to = self.find(to);
+        self.stores[to as usize].push(from);
+        let objects: Vec<u32> = self.pts[to as usize].iter().collect();
+        for o in objects {
+            self.copy(from, o);
+        }
+    }
+
+    fn enqueue(&mut self, n: u32) {
+        if !self.queued[n as usize] {
+            self.queued[n as usize] = true;
+            self.worklist.push(n);
+        }
+    }
+
+    /// Propagates until no set grows.
+    pub(super) fn solve(&mut self) {
+        self.collapse_cycles();
+        while let Some(n) = self.worklist.pop() {
+            self.queued[n as usize] = false;
+            if self.edges.len() > self.edges_at_collapse + self.edges_at_collapse / 2 + 1024 {
+                self.collapse_cycles();
+                self.enqueue(n);
+                continue;
+            }
+            if self.find(n) != n {
+                continue;
+            }
+            let delta = std::mem::take(&mut self.delta[n as usize]);
+            if delta.is_empty() {
+                continue;
+            }
+            let loads = self.loads[n as usize].clone();
+            let stores = self.stores[n as usize].clone();
+            let objects: Vec<u32> = delta.iter().collect();
+            for &o in &objects {
+                for &d in &loads {
+                    self.copy(o, d);
+                }
+                for &s in &stores {
+                    self.copy(s, o);
+                }
+            }
+            let mut succs = self.copy[n as usize].clone();
+            for s in &mut succs {
+                *s = self.find(*s);
+            }
+            succs.sort_unstable();
+            succs.dedup();
+            self.copy[n as usize].clone_from(&succs);
+            for s in succs {
+                if s == n {
+                    continue;
+                }
+                self.add_objects(s, &delta);
+            }
+        }
+    }
+
+    pub(super) fn points_to(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
+        self.pts[self.find_const(n) as usize].iter()
+    }
+
+    /// Collapses every cycle of copy edges into one node, which is queued with its whole set
+    /// (its members' successors may not have seen all of it).
+    fn collapse_cycles(&mut self) {
+        self.edges_at_collapse = self.edges.len();
+        let n = self.pts.len();
+        let succs: Vec<Vec<u32>> = (0..n as u32)
+            .map(|v| {
+                if self.find_const(v) != v {
+                    return Vec::new();
+                }
+                let mut s: Vec<u32> = self.copy[v as usize]
+                    .iter()
+                    .map(|&w| self.find_const(w))
+                    .filter(|&w| w != v)
+                    .collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            })
+            .collect();
+        for scc in tarjan(&succs) {
+            if scc.len() < 2 {
+                continue;
+            }
+            let root = scc[0];
+            for &m in &scc[1..] {
+                self.merge(root, m);
+            }
+            self.delta[root as usize] = self.pts[root as usize].clone();
+            self.enqueue(root);
+        }
+    }
+
+    /// Moves `m`'s set and constraints into `root`.
+    fn merge(&mut self, root: u32, m: u32) {
+        self.parent[m as usize] = root;
+        let pts = std::mem::take(&mut self.pts[m as usize]);
+        self.pts[root as usize].union_new(&pts);
+        self.delta[m as usize] = Bits::default();
+        let copy = std::mem::take(&mut self.copy[m as usize]);
+        self.copy[root as usize].extend(copy);
+        let loads = std::mem::take(&mut self.loads[m as usize]);
+        self.loads[root as usize].extend(loads);
+        let stores = std::mem::take(&mut self.stores[m as usize]);
+        self.stores[root as usize].extend(stores);
+    }
+}
+
+/// Strongly connected components (iterative Tarjan), each with at least one node.
+fn tarjan(succs: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    const UNSEEN: u32 = u32::MAX;
+    let n = succs.len();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut out = Vec::new();
+    let mut next = 0u32;
+    for start in 0..n as u32 {
+        if index[start as usize] != UNSEEN {
+            continue;
+        }
+        let mut call: Vec<(u32, usize)> = vec![(start, 0)];
+        index[start as usize] = next;
+        low[start as usize] = next;
+        next += 1;
+        stack.push(start);
+        on_stack[start as usize] = true;
+        while let Some(&mut (v, ref mut i)) = call.last_mut() {
+            if let Some(&w) = succs[v as usize].get(*i) {
+                *i += 1;
+                if index[w as usize] == UNSEEN {
+                    index[w as usize] = next;
+                    low[w as usize] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    call.push((w, 0));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+                continue;
+            }
+            call.pop();
+            if let Some(&(u, _)) = call.last() {
+                low[u as usize] = low[u as usize].min(low[v as usize]);
+            }
+            if low[v as usize] == index[v as usize] {
+                let mut scc = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w as usize] = false;
+                    scc.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                out.push(scc);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(g: &Graph, n: u32) -> Vec<u32> {
+        let mut v: Vec<u32> = g.points_to(n).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn loads_and_stores_follow_the_sets_they_go_through() {
+        // p = &a; q = &b; *p = q; r = *p; s = r  ⇒  a ⊇ {b}, r ⊇ {b}, s ⊇ {b}
+        let mut g = Graph::with_nodes(6);
+        let (a, b, p, q, r, s) = (0, 1, 2, 3, 4, 5);
+        g.copy(r, s);
+        g.load(p, r);
+        g.store(q, p);
+        let pa = g.address(a);
+        g.copy(pa, p);
+        let qb = g.address(b);
+        g.copy(qb, q);
+        g.solve();
+        assert_eq!(sorted(&g, a), vec![b]);
+        assert_eq!(sorted(&g, r), vec![b]);
+        assert_eq!(sorted(&g, s), vec![b]);
+        assert_eq!(sorted(&g, p), vec![a]);
+        assert!(g.points_to(b).next().is_none(), "b points nowhere");
+    }
+
+    #[test]
+    fn cycles_terminate() {
+        let mut g = Graph::with_nodes(3);
+        g.copy(0, 1);
+        g.copy(1, 2);
+        g.copy(2, 0);
+        g.add_object(0, 2);
+        g.add_object(2, 0);
+        g.store(0, 0);
+        g.load(0, 0);
+        g.solve();
+        assert_eq!(sorted(&g, 1), vec![0, 2]);
+    }
+}

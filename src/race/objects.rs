@@ -1,0 +1,83 @@
+//! Distinct objects: two accesses whose sites may touch no common object, by the
+//! inclusion-based points-to analysis ([`crate::pta::inclusion`]), are not the same memory,
+//! whatever class their paths name. An access stands for all its witness sites (every site it
+//! was merged from); one with more witnesses than a summary keeps, or with a site whose objects
+//! are unknown, proves nothing.
+
+use std::cell::RefCell;
+
+use rustc_hash::FxHashMap;
+
+use crate::pta::inclusion::{intersect, SiteObjects};
+use crate::summary::access::MAX_WITNESSES;
+use crate::summary::{AccessView, Witness};
+
+/// The object sets of the accesses the pair check sees, interned.
+pub(super) struct AccessObjects<'s> {
+    sites: &'s SiteObjects,
+    sets: Vec<Box<[u32]>>,
+    interned: FxHashMap<Box<[u32]>, u32>,
+    /// By witness list (accesses share them: rebound copies, interned views).
+    by_witnesses: FxHashMap<(*const Witness, usize), Option<u32>>,
+    disjoint: RefCell<FxHashMap<(u32, u32), bool>>,
+}
+
+impl<'s> AccessObjects<'s> {
+    pub(super) fn new(sites: &'s SiteObjects) -> Self {
+        AccessObjects {
+            sites,
+            sets: Vec::new(),
+            interned: FxHashMap::default(),
+            by_witnesses: FxHashMap::default(),
+            disjoint: RefCell::default(),
+        }
+    }
+
+    /// The objects an access may touch (an interned set), `None` when unknown.
+    pub(super) fn of(&mut self, a: &AccessView<'_>) -> Option<u32> {
+        let key = (a.witnesses.as_ptr(), a.witnesses.len());
+        if let Some(&id) = self.by_witnesses.get(&key) {
+            return id;
+        }
+        let id = self.compute(a.witnesses);
+        self.by_witnesses.insert(key, id);
+        id
+    }
+
+    fn compute(&mut self, witnesses: &[Witness]) -> Option<u32> {
+        if witnesses.is_empty() || witnesses.len() >= MAX_WITNESSES {
+            // Sites past the bound were not kept: some are unknown.
+            return None;
+        }
+        let mut all: Vec<u32> = Vec::new();
+        for w in witnesses {
+            let id = self.sites.site(w.func, w.loc)?;
+            all.extend_from_slice(self.sites.set(id));
+        }
+        all.sort_unstable();
+        all.dedup();
+        let boxed = all.into_boxed_slice();
+        let next = self.sets.len() as u32;
+        let id = *self.interned.entry(boxed.clone()).or_insert(next);
+        if id == next {
+            self.sets.push(boxed);
+        }
+        Some(id)
+    }
+
+    /// Whether both accesses' objects are known and disjoint.
+    pub(super) fn disjoint(&self, x: Option<u32>, y: Option<u32>) -> bool {
+        let (Some(x), Some(y)) = (x, y) else {
+            return false;
+        };
+        if x == y {
+            return false;
+        }
+        let key = (x.min(y), x.max(y));
+        *self
+            .disjoint
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| !intersect(&self.sets[x as usize], &self.sets[y as usize]))
+    }
+}
