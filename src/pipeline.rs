@@ -336,9 +336,16 @@ pub fn analyze_cached(
         }
     }
     let t = Instant::now();
-    let objects = options
-        .inclusion
-        .then(|| crate::pta::inclusion::SiteObjects::compute(program, &pta, &cg, models, &extra));
+    let objects = options.inclusion.then(|| {
+        crate::pta::inclusion::SiteObjects::compute(
+            program,
+            &pta,
+            &cg,
+            models,
+            &extra,
+            &summaries.stats.constructors,
+        )
+    });
     let mut times = times;
     times.inclusion = t.elapsed().as_secs_f64();
     Ok(Analysis {

@@ -8,17 +8,19 @@ use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
 
-use crate::pta::inclusion::{intersect, SiteObjects};
+use crate::pta::inclusion::{Bits, SiteObjects};
 use crate::summary::access::MAX_WITNESSES;
 use crate::summary::{AccessView, Witness};
 
 /// The object sets of the accesses the pair check sees, interned.
 pub(super) struct AccessObjects<'s> {
     sites: &'s SiteObjects,
-    sets: Vec<Box<[u32]>>,
-    interned: FxHashMap<Box<[u32]>, u32>,
+    sets: Vec<Bits>,
+    interned: FxHashMap<Bits, u32>,
     /// By witness list (accesses share them: rebound copies, interned views).
     by_witnesses: FxHashMap<(*const Witness, usize), Option<u32>>,
+    /// Own number of each site set met alone.
+    by_site_set: FxHashMap<u32, u32>,
     disjoint: RefCell<FxHashMap<(u32, u32), bool>>,
 }
 
@@ -29,6 +31,7 @@ impl<'s> AccessObjects<'s> {
             sets: Vec::new(),
             interned: FxHashMap::default(),
             by_witnesses: FxHashMap::default(),
+            by_site_set: FxHashMap::default(),
             disjoint: RefCell::default(),
         }
     }
@@ -49,20 +52,32 @@ impl<'s> AccessObjects<'s> {
             // Sites past the bound were not kept: some are unknown.
             return None;
         }
-        let mut all: Vec<u32> = Vec::new();
+        if let [w] = witnesses {
+            // One site: its set is interned already, in the sites' numbering.
+            let site = self.sites.site(w.func, w.loc)?;
+            if let Some(&id) = self.by_site_set.get(&site) {
+                return Some(id);
+            }
+            let id = self.intern(self.sites.set(site).clone());
+            self.by_site_set.insert(site, id);
+            return Some(id);
+        }
+        let mut all = Bits::default();
         for w in witnesses {
             let id = self.sites.site(w.func, w.loc)?;
-            all.extend_from_slice(self.sites.set(id));
+            all.union_new(self.sites.set(id));
         }
-        all.sort_unstable();
-        all.dedup();
-        let boxed = all.into_boxed_slice();
-        let next = self.sets.len() as u32;
-        let id = *self.interned.entry(boxed.clone()).or_insert(next);
-        if id == next {
-            self.sets.push(boxed);
+        Some(self.intern(all))
+    }
+
+    fn intern(&mut self, set: Bits) -> u32 {
+        if let Some(&id) = self.interned.get(&set) {
+            return id;
         }
-        Some(id)
+        let id = self.sets.len() as u32;
+        self.sets.push(set.clone());
+        self.interned.insert(set, id);
+        id
     }
 
     /// Whether both accesses' objects are known and disjoint.
@@ -78,6 +93,6 @@ impl<'s> AccessObjects<'s> {
             .disjoint
             .borrow_mut()
             .entry(key)
-            .or_insert_with(|| !intersect(&self.sets[x as usize], &self.sets[y as usize]))
+            .or_insert_with(|| !self.sets[x as usize].intersects(&self.sets[y as usize]))
     }
 }

@@ -284,6 +284,9 @@ impl StatsAcc {
     fn add(&mut self, f: FuncId, s: &Summary) {
         let st = &mut self.stats;
         st.functions += 1;
+        if s.returns_fresh {
+            st.constructors.push(f);
+        }
         st.modelled += s.modelled as usize;
         st.widened += s.widened as usize;
         st.coarsened += s.coarsened as usize;
@@ -378,6 +381,11 @@ pub struct SummaryStats {
     /// (some are dropped before the end), and the most call-chain nodes alive at once.
     pub bytes: heap::SummaryBytes,
     pub seconds: f64,
+    /// The functions whose summary returns only objects they allocated
+    /// ([`Summary::returns_fresh`]), sorted: what the inclusion-based points-to clones per
+    /// call site. Kept here because most summaries are dropped before the race stage.
+    #[serde(skip)]
+    pub constructors: Vec<FuncId>,
 }
 
 /// Computes every defined function's summary, bottom-up over the call graph.
@@ -436,6 +444,8 @@ pub fn compute_with_store(
     stats.nonconverged_sccs = schedule.stats.nonconverged;
     stats.max_scc_rounds = schedule.stats.max_scc_iterations;
     stats.seconds = start.elapsed().as_secs_f64();
+    stats.constructors.sort_unstable();
+    stats.constructors.dedup();
     Summaries {
         schedule,
         stats,

@@ -138,6 +138,9 @@ impl SummaryPrinter<'_> {
         }
         let _ = writeln!(out, "  lockset summary: {}", self.lockset(&s.lockset));
         let _ = writeln!(out, "  returns: {}", self.value(&s.ret));
+        if s.returns_fresh {
+            let _ = writeln!(out, "  returns only objects it allocated (a constructor)");
+        }
         if s.widened {
             let _ = writeln!(out, "  (a loop needed widening: values there are ⊤)");
         }

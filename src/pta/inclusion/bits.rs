@@ -2,18 +2,18 @@
 //! sorted lists (the way inclusion solvers keep points-to sets; a hash set per node spent its
 //! time hashing).
 
-#[derive(Clone, Default, Debug, PartialEq, Eq)]
-pub(super) struct Bits {
+#[derive(Clone, Default, Debug, PartialEq, Eq, Hash)]
+pub struct Bits {
     blocks: Vec<(u32, u64)>,
 }
 
 impl Bits {
-    pub(super) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.blocks.is_empty()
     }
 
     /// Adds `x`; whether it was new.
-    pub(super) fn insert(&mut self, x: u32) -> bool {
+    pub fn insert(&mut self, x: u32) -> bool {
         let (b, bit) = (x / 64, 1u64 << (x % 64));
         match self.blocks.binary_search_by_key(&b, |&(k, _)| k) {
             Ok(i) => {
@@ -29,7 +29,10 @@ impl Bits {
     }
 
     /// Adds every element of `other`; returns those that were new.
-    pub(super) fn union_new(&mut self, other: &Bits) -> Bits {
+    pub fn union_new(&mut self, other: &Bits) -> Bits {
+        if other.blocks.len() * 16 < self.blocks.len() {
+            return self.union_small(other);
+        }
         let mut added = Vec::new();
         let mut merged = Vec::with_capacity(self.blocks.len().max(other.blocks.len()));
         let (a, b) = (&self.blocks, &other.blocks);
@@ -67,7 +70,49 @@ impl Bits {
         Bits { blocks: added }
     }
 
-    pub(super) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+    /// [`Bits::union_new`] of a set much smaller than this one: a search per block instead
+    /// of a merge of both (a delta of a few objects into a set of thousands).
+    fn union_small(&mut self, other: &Bits) -> Bits {
+        let mut added = Vec::new();
+        for &(k, v) in &other.blocks {
+            match self.blocks.binary_search_by_key(&k, |&(b, _)| b) {
+                Ok(i) => {
+                    let new = v & !self.blocks[i].1;
+                    if new != 0 {
+                        self.blocks[i].1 |= v;
+                        added.push((k, new));
+                    }
+                }
+                Err(i) => {
+                    self.blocks.insert(i, (k, v));
+                    added.push((k, v));
+                }
+            }
+        }
+        Bits { blocks: added }
+    }
+
+    /// Whether the two sets share an element.
+    pub fn intersects(&self, other: &Bits) -> bool {
+        let (a, b) = (&self.blocks, &other.blocks);
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].0.cmp(&b[j].0) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    if a[i].1 & b[j].1 != 0 {
+                        return true;
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        false
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.blocks.iter().flat_map(|&(k, mut v)| {
             std::iter::from_fn(move || {
                 if v == 0 {
@@ -97,5 +142,16 @@ mod tests {
         assert_eq!(new.iter().collect::<Vec<_>>(), vec![4, 64, 1000]);
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![3, 4, 64, 200, 1000]);
         assert!(a.union_new(&b).is_empty());
+        let mut big = Bits::default();
+        for x in 0..64 {
+            big.insert(x * 64);
+        }
+        let mut small = Bits::default();
+        small.insert(65);
+        small.insert(64 * 70);
+        let new = big.union_new(&small);
+        assert_eq!(new.iter().collect::<Vec<_>>(), vec![65, 64 * 70]);
+        assert!(big.intersects(&small) && !Bits::default().intersects(&small));
+        assert_eq!(big.iter().filter(|&x| x == 65 || x == 64).count(), 2);
     }
 }

@@ -37,6 +37,8 @@ pub(super) struct Builder<'p> {
     pub(super) sites: FxHashMap<Site, Option<Vec<u32>>>,
     /// Allocation-site objects.
     pub(super) allocations: usize,
+    /// Functions whose calls are allocation sites (sorted).
+    pub(super) constructors: &'p [FuncId],
 }
 
 impl<'p> Builder<'p> {
@@ -63,6 +65,7 @@ impl<'p> Builder<'p> {
             rest: FxHashMap::default(),
             sites: FxHashMap::default(),
             allocations: 0,
+            constructors: &[],
         }
     }
 
@@ -370,7 +373,17 @@ impl<'p> Builder<'p> {
                 self.formal(g, k, v);
             }
         }
-        self.graph.copy(self.pta.return_node(g), result);
+        let ret = self.pta.return_node(g);
+        if self.constructors.binary_search(&g).is_ok() {
+            // Heap cloning: each call returns a new object, which nothing else points to yet;
+            // it holds what the objects the constructor returns hold.
+            let object = self.allocation();
+            let site = self.graph.address(object);
+            self.graph.copy(site, result);
+            self.graph.load(ret, object);
+        } else {
+            self.graph.copy(ret, result);
+        }
     }
 
     /// A function relay cannot see: what it is handed escapes to the unknown code's memory, and
@@ -497,17 +510,17 @@ impl<'p> Builder<'p> {
                 }
             }
         }
-        let keeps_nothing = m.pure
-            || m.lock.is_some()
-            || m.unlock.is_some()
-            || m.trylock.is_some()
-            || m.atomic.is_some()
-            || m.thread_join.is_some()
-            || m.alloc.is_some()
-            || m.copy.is_some();
-        if !keeps_nothing {
-            // A library function may keep what it is handed (`pthread_setspecific`) and hand it
-            // back from another call.
+        // A model that declares what it does with its arguments (locks, reads, writes,
+        // copies) keeps no pointer; one that only says `pure` (`pthread_setspecific`), keeps
+        // hidden state (`strtok`), or takes callbacks or starts threads may keep what it is
+        // handed and hand it back from another call.
+        let may_keep = m.pure
+            || !m.has_effect()
+            || m.state.is_some()
+            || !m.callbacks.is_empty()
+            || m.runs_callbacks.is_some()
+            || m.thread_create.is_some();
+        if may_keep {
             for v in values.iter().flatten() {
                 self.graph.copy(*v, self.world);
             }

@@ -19,11 +19,13 @@
 //! code returns) is one object, the unknown code's memory, which also holds every object
 //! handed to unknown code.
 
-mod bits;
+pub mod bits;
 mod build;
 mod solve;
 
 use rustc_hash::FxHashMap;
+
+pub use bits::Bits;
 
 use super::{Origin, PointsTo};
 use crate::callgraph::CallGraph;
@@ -46,24 +48,46 @@ pub struct InclusionStats {
 
 /// The objects each access site may touch; see the module documentation.
 pub struct SiteObjects {
-    /// Interned object sets (sorted), by site. `None`: unknown.
+    /// Interned object sets, by site. `None`: unknown.
     by_site: FxHashMap<Site, Option<u32>>,
     /// The same, for a location in any function (a witness whose function is not recorded).
     by_loc: FxHashMap<Loc, Option<u32>>,
-    sets: Vec<Box<[u32]>>,
+    sets: Vec<Bits>,
     pub stats: InclusionStats,
+}
+
+/// Object sets interned: equal sets get one number.
+#[derive(Default)]
+struct Interner {
+    ids: FxHashMap<Bits, u32>,
+    sets: Vec<Bits>,
+}
+
+impl Interner {
+    fn intern(&mut self, set: Bits) -> u32 {
+        if let Some(&id) = self.ids.get(&set) {
+            return id;
+        }
+        let id = self.sets.len() as u32;
+        self.sets.push(set.clone());
+        self.ids.insert(set, id);
+        id
+    }
 }
 
 impl SiteObjects {
     /// Solves the program's inclusion constraints. The functions nothing in the program calls
     /// (by `cg`) and the `extra` thread entries (`--entry`) are called from outside (`main`, a
-    /// library's API) with any memory.
+    /// library's API) with any memory. A call of one of the `constructors` (sorted; functions
+    /// that return only an object they allocated and nothing else points to) is an allocation
+    /// site of its own: each call returns a new object.
     pub fn compute(
         program: &Program,
         pta: &PointsTo,
         cg: &CallGraph,
         models: &Models,
         extra: &[FuncId],
+        constructors: &[FuncId],
     ) -> SiteObjects {
         let resolved = super::models::resolve(program, models);
         let callers = cg.callers();
@@ -76,56 +100,64 @@ impl SiteObjects {
             }
         }
         let mut b = build::Builder::new(program, pta, &resolved);
+        b.constructors = constructors;
         b.program(&roots);
         b.graph.solve();
-        let allocations = b.allocations;
-        let mut interned: FxHashMap<Box<[u32]>, u32> = FxHashMap::default();
-        let mut sets = Vec::new();
+        // Member nodes: an object set holding one proves nothing.
+        let mut interior = Bits::default();
+        for n in 0..pta.node_count() as u32 {
+            if matches!(pta.origin(n), Origin::Field(..)) {
+                interior.insert(n);
+            }
+        }
+        let mut interner = Interner::default();
+        // By the representative of a site's one value node (most sites have one).
+        let mut single: FxHashMap<u32, Option<u32>> = FxHashMap::default();
         let mut by_site = FxHashMap::default();
-        let mut by_loc: FxHashMap<Loc, Option<Vec<u32>>> = FxHashMap::default();
+        let mut by_loc: FxHashMap<Loc, Option<Bits>> = FxHashMap::default();
         let mut known_sites = 0;
-        for (&site, values) in &b.sites {
-            let objects = values.as_ref().and_then(|v| objects(&b.graph, pta, v));
-            let id = objects.as_ref().map(|o| {
-                let boxed: Box<[u32]> = o.clone().into_boxed_slice();
-                *interned.entry(boxed.clone()).or_insert_with(|| {
-                    sets.push(boxed);
-                    sets.len() as u32 - 1
-                })
-            });
+        let mut sites: Vec<(&Site, &Option<Vec<u32>>)> = b.sites.iter().collect();
+        sites.sort_unstable_by_key(|(site, _)| **site);
+        for (&site, values) in sites {
+            let id = match values.as_deref() {
+                None | Some([]) => None,
+                Some(&[v]) => *single
+                    .entry(b.graph.representative(v))
+                    .or_insert_with(|| known(b.graph.set(v).clone(), &interior, &mut interner)),
+                Some(vs) => {
+                    let mut all = Bits::default();
+                    for &v in vs {
+                        all.union_new(b.graph.set(v));
+                    }
+                    known(all, &interior, &mut interner)
+                }
+            };
             known_sites += id.is_some() as usize;
             by_site.insert(site, id);
-            let any = by_loc.entry(site.1).or_insert_with(|| Some(Vec::new()));
-            match (any.as_mut(), objects) {
-                (Some(all), Some(o)) => all.extend(o),
+            let any = by_loc
+                .entry(site.1)
+                .or_insert_with(|| Some(Bits::default()));
+            match (any.as_mut(), id) {
+                (Some(all), Some(id)) => {
+                    all.union_new(&interner.sets[id as usize]);
+                }
                 _ => *any = None,
             }
         }
         let by_loc = by_loc
             .into_iter()
-            .map(|(loc, o)| {
-                let id = o.map(|mut o| {
-                    o.sort_unstable();
-                    o.dedup();
-                    let boxed = o.into_boxed_slice();
-                    *interned.entry(boxed.clone()).or_insert_with(|| {
-                        sets.push(boxed);
-                        sets.len() as u32 - 1
-                    })
-                });
-                (loc, id)
-            })
+            .map(|(loc, o)| (loc, o.and_then(|o| known(o, &interior, &mut interner))))
             .collect();
         SiteObjects {
             stats: InclusionStats {
                 nodes: b.graph.len(),
                 sites: by_site.len(),
                 known_sites,
-                allocation_sites: allocations,
+                allocation_sites: b.allocations,
             },
             by_site,
             by_loc,
-            sets,
+            sets: interner.sets,
         }
     }
 
@@ -139,34 +171,16 @@ impl SiteObjects {
     }
 
     /// The objects of an interned set.
-    pub fn set(&self, id: u32) -> &[u32] {
+    pub fn set(&self, id: u32) -> &Bits {
         &self.sets[id as usize]
     }
 }
 
-/// The objects the value nodes point to, sorted; `None` when that proves nothing: no object,
-/// or one that may lie inside another.
-fn objects(graph: &solve::Graph, pta: &PointsTo, values: &[u32]) -> Option<Vec<u32>> {
-    let mut out: Vec<u32> = values.iter().flat_map(|&v| graph.points_to(v)).collect();
-    out.sort_unstable();
-    out.dedup();
-    let interior =
-        |&o: &u32| (o as usize) < pta.node_count() && matches!(pta.origin(o), Origin::Field(..));
-    if out.is_empty() || out.iter().any(interior) {
+/// An object set that proves something, interned: not empty, and no object in it may lie
+/// inside another (a member node).
+fn known(set: Bits, interior: &Bits, interner: &mut Interner) -> Option<u32> {
+    if set.is_empty() || set.intersects(interior) {
         return None;
     }
-    Some(out)
-}
-
-/// Whether two sorted object sets share an object.
-pub fn intersect(a: &[u32], b: &[u32]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return true,
-        }
-    }
-    false
+    Some(interner.intern(set))
 }

@@ -192,8 +192,14 @@ impl Graph {
         }
     }
 
-    pub(super) fn points_to(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
-        self.pts[self.find_const(n) as usize].iter()
+    /// The points-to set of `n`.
+    pub(super) fn set(&self, n: u32) -> &Bits {
+        &self.pts[self.find_const(n) as usize]
+    }
+
+    /// The node holding `n`'s set (equal sets of one collapsed cycle share it).
+    pub(super) fn representative(&self, n: u32) -> u32 {
+        self.find_const(n)
     }
 
     /// Collapses every cycle of copy edges into one node, which is queued with its whole set
@@ -304,7 +310,7 @@ mod tests {
     use super::*;
 
     fn sorted(g: &Graph, n: u32) -> Vec<u32> {
-        let mut v: Vec<u32> = g.points_to(n).collect();
+        let mut v: Vec<u32> = g.set(n).iter().collect();
         v.sort();
         v
     }
@@ -326,7 +332,7 @@ mod tests {
         assert_eq!(sorted(&g, r), vec![b]);
         assert_eq!(sorted(&g, s), vec![b]);
         assert_eq!(sorted(&g, p), vec![a]);
-        assert!(g.points_to(b).next().is_none(), "b points nowhere");
+        assert!(g.set(b).is_empty(), "b points nowhere");
     }
 
     #[test]
