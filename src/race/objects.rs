@@ -89,10 +89,10 @@ impl<'s> AccessObjects<'s> {
             return false;
         }
         let key = (x.min(y), x.max(y));
-        *self
-            .disjoint
-            .borrow_mut()
-            .entry(key)
-            .or_insert_with(|| !self.sets[x as usize].intersects(&self.sets[y as usize]))
+        *self.disjoint.borrow_mut().entry(key).or_insert_with(|| {
+            !self
+                .sites
+                .may_share(&self.sets[x as usize], &self.sets[y as usize])
+        })
     }
 }

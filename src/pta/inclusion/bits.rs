@@ -12,6 +12,12 @@ impl Bits {
         self.blocks.is_empty()
     }
 
+    pub fn contains(&self, x: u32) -> bool {
+        self.blocks
+            .binary_search_by_key(&(x / 64), |&(k, _)| k)
+            .is_ok_and(|i| self.blocks[i].1 & (1u64 << (x % 64)) != 0)
+    }
+
     /// Adds `x`; whether it was new.
     pub fn insert(&mut self, x: u32) -> bool {
         let (b, bit) = (x / 64, 1u64 << (x % 64));

@@ -26,10 +26,15 @@ pub(super) struct Builder<'p> {
     program: &'p Program,
     pta: &'p PointsTo,
     models: &'p [Option<&'p Model>],
-    /// The unknown code's memory: a location holding every pointer handed to code relay cannot
-    /// see, and pointing to every object such code may reach (itself included: memory the
-    /// program never allocated, `argv`, `getenv`'s string).
+    /// Where pointers handed to code relay cannot see go: its set is every object such code
+    /// may reach (the escaped objects), and the opaque object.
     pub(super) world: u32,
+    /// A value pointing to the opaque object: memory the program did not allocate (`argv`,
+    /// `getenv`'s string, whatever unknown code returns), which stands for every escaped
+    /// object too (see [`Graph::set_opaque`]).
+    unknown: u32,
+    /// The opaque object.
+    pub(super) opaque: u32,
     /// Extra arguments of each variadic function, what `va_arg` reads.
     rest: FxHashMap<FuncId, u32>,
     /// The objects each access site's lvalues lie in: value nodes to union, or `None` when some
@@ -50,18 +55,21 @@ impl<'p> Builder<'p> {
         let mut graph = Graph::with_nodes(pta.node_count());
         let world = graph.node();
         let opaque = graph.node();
+        graph.set_opaque(opaque, world);
         graph.add_object(world, opaque);
-        graph.copy(world, opaque);
-        // What unknown code reaches it may change and hand back: contents of the objects it
-        // holds are its own, and anything stored in them is reachable to it.
+        let unknown = graph.address(opaque);
+        // What unknown code reaches, it may change and hand back: anything stored in the
+        // objects it holds is reachable to it, and it may store unknown pointers into them.
         graph.load(world, world);
-        graph.store(world, world);
+        graph.store(unknown, world);
         Builder {
             graph,
             program,
             pta,
             models,
             world,
+            unknown,
+            opaque,
             rest: FxHashMap::default(),
             sites: FxHashMap::default(),
             allocations: 0,
@@ -88,7 +96,7 @@ impl<'p> Builder<'p> {
                 // hold whatever the caller passes.
                 for &p in &body.params {
                     let n = self.pta.local_node(fid, p);
-                    self.graph.copy(self.world, n);
+                    self.graph.copy(self.unknown, n);
                 }
             }
             for b in &body.blocks {
@@ -115,10 +123,10 @@ impl<'p> Builder<'p> {
         };
         for &p in &body.params {
             let n = self.pta.local_node(g, p);
-            self.graph.copy(self.world, n);
+            self.graph.copy(self.unknown, n);
         }
         let rest = self.rest_of(g);
-        self.graph.copy(self.world, rest);
+        self.graph.copy(self.unknown, rest);
     }
 
     fn rest_of(&mut self, g: FuncId) -> u32 {
@@ -281,7 +289,7 @@ impl<'p> Builder<'p> {
                     }
                 }
                 for o in outputs {
-                    self.assign(f, *loc, o, self.world);
+                    self.assign(f, *loc, o, self.unknown);
                 }
             }
         }
@@ -341,7 +349,7 @@ impl<'p> Builder<'p> {
             for (k, actual) in cb.formals.iter().enumerate() {
                 let value = match actual {
                     Some(i) => values.get(*i).copied().flatten(),
-                    None => Some(self.world),
+                    None => Some(self.unknown),
                 };
                 if let Some(v) = value {
                     self.formal(cb.func, k, v);
@@ -398,7 +406,7 @@ impl<'p> Builder<'p> {
                 self.members_from_world(r);
             }
         }
-        self.graph.copy(self.world, result);
+        self.graph.copy(self.unknown, result);
     }
 
     /// Every member node of record `r`, and of the records its members hold or point to, may
@@ -413,7 +421,7 @@ impl<'p> Builder<'p> {
             }
             for field in &types.record(r).fields {
                 if let Some(&n) = self.pta.field_nodes.get(&(r, field.name)) {
-                    self.graph.copy(self.world, n);
+                    self.graph.copy(self.unknown, n);
                 }
                 let mut t = field.ty;
                 for _ in 0..16 {
@@ -450,7 +458,7 @@ impl<'p> Builder<'p> {
                 for k in 0..cb.args.len().max(1) {
                     let v = match cb.actual_for(k) {
                         Some(i) => arg(i),
-                        None => Some(self.world),
+                        None => Some(self.unknown),
                     };
                     if let Some(v) = v {
                         self.formal(g, k, v);
@@ -499,7 +507,7 @@ impl<'p> Builder<'p> {
                     self.graph.copy(rest, result);
                 }
                 // A `va_list` handed in from elsewhere (`vfprintf`-style).
-                None => self.graph.copy(self.world, result),
+                None => self.graph.copy(self.unknown, result),
             }
             returns = true;
         }
@@ -526,7 +534,7 @@ impl<'p> Builder<'p> {
             }
         }
         if !returns {
-            self.graph.copy(self.world, result);
+            self.graph.copy(self.unknown, result);
         }
     }
 

@@ -53,6 +53,10 @@ pub struct SiteObjects {
     /// The same, for a location in any function (a witness whose function is not recorded).
     by_loc: FxHashMap<Loc, Option<u32>>,
     sets: Vec<Bits>,
+    /// The objects unknown code may reach, and the opaque object (in it), which a set holds
+    /// for all of them.
+    escaped: Bits,
+    opaque: u32,
     pub stats: InclusionStats,
 }
 
@@ -103,12 +107,17 @@ impl SiteObjects {
         b.constructors = constructors;
         b.program(&roots);
         b.graph.solve();
-        // Member nodes: an object set holding one proves nothing.
+        // Member nodes: an object set holding one proves nothing; nor does one holding the
+        // opaque object when unknown code may hold a pointer into a member.
         let mut interior = Bits::default();
         for n in 0..pta.node_count() as u32 {
             if matches!(pta.origin(n), Origin::Field(..)) {
                 interior.insert(n);
             }
+        }
+        let escaped = b.graph.set(b.world).clone();
+        if escaped.intersects(&interior) {
+            interior.insert(b.opaque);
         }
         let mut interner = Interner::default();
         // By the representative of a site's one value node (most sites have one).
@@ -158,7 +167,17 @@ impl SiteObjects {
             by_site,
             by_loc,
             sets: interner.sets,
+            escaped,
+            opaque: b.opaque,
         }
+    }
+
+    /// Whether two object sets may share an object: they intersect, or one holds the opaque
+    /// object and the other an object unknown code may reach.
+    pub fn may_share(&self, a: &Bits, b: &Bits) -> bool {
+        a.intersects(b)
+            || (a.contains(self.opaque) && b.intersects(&self.escaped))
+            || (b.contains(self.opaque) && a.intersects(&self.escaped))
     }
 
     /// The interned object set of the site `(func, loc)` (any function's site at `loc` when

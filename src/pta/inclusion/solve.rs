@@ -32,6 +32,8 @@ pub(super) struct Graph {
     parent: Vec<u32>,
     /// Copy edges when cycles were last collapsed.
     edges_at_collapse: usize,
+    /// The opaque object and the node of the escaped objects ([`Graph::set_opaque`]).
+    opaque: Option<(u32, u32)>,
 }
 
 impl Graph {
@@ -121,13 +123,37 @@ impl Graph {
         }
     }
 
+    /// Makes `object` opaque: a pointer to it may point to any object in `escaped`'s set (which
+    /// is closed: what those objects hold is in it too). Loading through it gives it again,
+    /// storing through it lets the stored objects escape. The escaped objects themselves are
+    /// never propagated to the nodes that point to unknown memory: the set stays one object.
+    pub(super) fn set_opaque(&mut self, object: u32, escaped: u32) {
+        self.opaque = Some((object, escaped));
+    }
+
+    /// `to ⊇ *from` for one object `o` of `from`'s set.
+    fn load_from(&mut self, o: u32, to: u32) {
+        match self.opaque {
+            Some((opaque, _)) if o == opaque => self.add_object(to, opaque),
+            _ => self.copy(o, to),
+        }
+    }
+
+    /// `*to ⊇ from` for one object `o` of `to`'s set.
+    fn store_into(&mut self, from: u32, o: u32) {
+        match self.opaque {
+            Some((opaque, escaped)) if o == opaque => self.copy(from, escaped),
+            _ => self.copy(from, o),
+        }
+    }
+
     /// `to ⊇ *from`.
     pub(super) fn load(&mut self, from: u32, to: u32) {
         let from = self.find(from);
         self.loads[from as usize].push(to);
         let objects: Vec<u32> = self.pts[from as usize].iter().collect();
         for o in objects {
-            self.copy(o, to);
+            self.load_from(o, to);
         }
     }
 
@@ -137,7 +163,7 @@ impl Graph {
         self.stores[to as usize].push(from);
         let objects: Vec<u32> = self.pts[to as usize].iter().collect();
         for o in objects {
-            self.copy(from, o);
+            self.store_into(from, o);
         }
     }
 
@@ -170,10 +196,10 @@ impl Graph {
             let objects: Vec<u32> = delta.iter().collect();
             for &o in &objects {
                 for &d in &loads {
-                    self.copy(o, d);
+                    self.load_from(o, d);
                 }
                 for &s in &stores {
-                    self.copy(s, o);
+                    self.store_into(s, o);
                 }
             }
             let mut succs = self.copy[n as usize].clone();
@@ -333,6 +359,26 @@ mod tests {
         assert_eq!(sorted(&g, s), vec![b]);
         assert_eq!(sorted(&g, p), vec![a]);
         assert!(g.set(b).is_empty(), "b points nowhere");
+    }
+
+    #[test]
+    fn the_opaque_object_stands_for_the_escaped_ones() {
+        // world ∋ opaque; p ⊇ {opaque}; *p ⊇ &x (x escapes); q ⊇ *p (q: unknown memory)
+        let mut g = Graph::with_nodes(6);
+        let (world, opaque, p, q, x, px) = (0, 1, 2, 3, 4, 5);
+        g.set_opaque(opaque, world);
+        g.add_object(world, opaque);
+        g.add_object(p, opaque);
+        g.add_object(px, x);
+        g.store(px, p);
+        g.load(p, q);
+        g.solve();
+        assert_eq!(sorted(&g, world), vec![opaque, x]);
+        assert_eq!(
+            sorted(&g, q),
+            vec![opaque],
+            "not the escaped objects themselves"
+        );
     }
 
     #[test]

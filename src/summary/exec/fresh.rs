@@ -43,7 +43,7 @@ impl FnAnalysis<'_> {
                     _ => None,
                 };
                 let model = g.and_then(|g| self.ctx.model(g));
-                allocates = self.allocating_call(callee);
+                allocates = self.allocating_call(callee, args.len());
                 // A model keeps its arguments (thread creation excepted); a summarised callee
                 // keeps those of its formals that do not escape in it.
                 let summary = g.and_then(|g| self.callees.get(g));
@@ -219,8 +219,7 @@ impl FnAnalysis<'_> {
         let mut racy = FxHashSet::default();
         // Objects are fresh only from an allocation in this function: without one there is
         // nothing to publish, and the walk (every transfer function again) is skipped.
-        let allocates =
-            |i: &Instr| matches!(i, Instr::Call { callee, .. } if self.allocating_call(callee));
+        let allocates = |i: &Instr| matches!(i, Instr::Call { callee, args, .. } if self.allocating_call(callee, args.len()));
         if !self
             .body
             .blocks
@@ -445,16 +444,21 @@ impl FnAnalysis<'_> {
         }
     }
 
-    /// Whether a call allocates into its destination: an allocator's model, or a callee whose
-    /// summary returns only fresh objects.
-    pub(super) fn allocating_call(&self, callee: &Expr) -> bool {
-        let Expr::Func(FuncRef::Linked(g)) = callee else {
-            return false;
-        };
-        match self.ctx.model(*g) {
-            Some(m) => m.alloc.is_some(),
-            None => self.callees.get(*g).is_some_and(|s| s.returns_fresh),
-        }
+    /// Whether a call allocates into its destination: every function it may call (one at
+    /// least; through a pointer, every resolved target) is an allocator's model or a
+    /// constructor, a callee whose summary returns only fresh objects (a custom allocator
+    /// through a function pointer: `mem.alloc(opaque, n)`).
+    pub(super) fn allocating_call(&self, callee: &Expr, args: usize) -> bool {
+        use crate::callgraph::IndirectCalls as _;
+        let targets = self
+            .ctx
+            .pta
+            .resolve(self.ctx.program, self.func, callee, args);
+        !targets.is_empty()
+            && targets.iter().all(|&g| match self.ctx.model(g) {
+                Some(m) => m.alloc.is_some(),
+                None => self.callees.get(g).is_some_and(|s| s.returns_fresh),
+            })
     }
 }
 
