@@ -208,10 +208,14 @@ impl<'p> Builder<'p> {
                     Some(t)
                 }
             },
-            Expr::AddrOf(lv) | Expr::StartOf(lv) => match self.place(f, loc, lv, false) {
-                Place::Node(n) => Some(self.graph.address(n)),
-                Place::Deref(p) => Some(p),
-            },
+            Expr::AddrOf(lv) | Expr::StartOf(lv) => {
+                let address = match self.place(f, loc, lv, false) {
+                    Place::Node(n) => Some(self.graph.address(n)),
+                    Place::Deref(p) => Some(p),
+                };
+                let container = self.container(f, loc, lv);
+                self.either(address, container)
+            }
             Expr::Func(FuncRef::Linked(g)) => Some(self.graph.address(self.pta.function_node(*g))),
             Expr::Const(Const::Str(s)) => Some(self.graph.address(self.pta.string_node(*s))),
             Expr::Binary(op, a, b) => match crate::pta::pointer_operand(*op) {
@@ -237,6 +241,21 @@ impl<'p> Builder<'p> {
             }
             Expr::Cast(_, a) | Expr::Unary(_, a) => self.val(f, loc, a),
             _ => None,
+        }
+    }
+
+    /// For the address of a member (`&p->m`, whose object is the member's node): the objects
+    /// around it too. A pointer into a member leads back to its object (`container_of`), so
+    /// what it reaches — unknown code it is handed, above all — reaches the object.
+    fn container(&mut self, f: FuncId, loc: Loc, lv: &Lval) -> Option<u32> {
+        self.pta.member_key(lv)?;
+        match &lv.host {
+            Host::Var(VarRef::Global(g)) => Some(self.graph.address(self.pta.global_node(*g))),
+            Host::Var(VarRef::Local(l)) => {
+                let base = *self.pta.local_base.get(f.index())?;
+                Some(self.graph.address(base + l.0))
+            }
+            Host::Mem(e) => self.val(f, loc, e),
         }
     }
 

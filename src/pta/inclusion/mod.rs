@@ -41,8 +41,12 @@ type Site = (FuncId, Loc);
 pub struct InclusionStats {
     pub nodes: usize,
     pub sites: usize,
-    /// Sites with a known, non-empty object set.
+    /// Sites with a known, non-empty object set; of which may touch memory the program did
+    /// not allocate (or anything unknown code reaches).
     pub known_sites: usize,
+    pub opaque_sites: usize,
+    /// Objects unknown code may reach.
+    pub escaped_objects: usize,
     pub allocation_sites: usize,
 }
 
@@ -107,8 +111,8 @@ impl SiteObjects {
         b.constructors = constructors;
         b.program(&roots);
         b.graph.solve();
-        // Member nodes: an object set holding one proves nothing; nor does one holding the
-        // opaque object when unknown code may hold a pointer into a member.
+        // Member nodes: an object set holding one proves nothing (a pointer to a member also
+        // points to the objects around it, so the escaped objects hold those too).
         let mut interior = Bits::default();
         for n in 0..pta.node_count() as u32 {
             if matches!(pta.origin(n), Origin::Field(..)) {
@@ -116,9 +120,6 @@ impl SiteObjects {
             }
         }
         let escaped = b.graph.set(b.world).clone();
-        if escaped.intersects(&interior) {
-            interior.insert(b.opaque);
-        }
         let mut interner = Interner::default();
         // By the representative of a site's one value node (most sites have one).
         let mut single: FxHashMap<u32, Option<u32>> = FxHashMap::default();
@@ -157,11 +158,17 @@ impl SiteObjects {
             .into_iter()
             .map(|(loc, o)| (loc, o.and_then(|o| known(o, &interior, &mut interner))))
             .collect();
+        let opaque_sites = by_site
+            .values()
+            .filter(|id| id.is_some_and(|i| interner.sets[i as usize].contains(b.opaque)))
+            .count();
         SiteObjects {
             stats: InclusionStats {
                 nodes: b.graph.len(),
                 sites: by_site.len(),
                 known_sites,
+                opaque_sites,
+                escaped_objects: escaped.iter().count(),
                 allocation_sites: b.allocations,
             },
             by_site,
