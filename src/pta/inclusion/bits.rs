@@ -98,6 +98,23 @@ impl Bits {
         Bits { blocks: added }
     }
 
+    /// The elements not in `other`.
+    pub fn minus(&self, other: &Bits) -> Bits {
+        let blocks = self
+            .blocks
+            .iter()
+            .filter_map(|&(k, v)| {
+                let off = other
+                    .blocks
+                    .binary_search_by_key(&k, |&(b, _)| b)
+                    .map_or(0, |i| other.blocks[i].1);
+                let left = v & !off;
+                (left != 0).then_some((k, left))
+            })
+            .collect();
+        Bits { blocks }
+    }
+
     /// Whether the two sets share an element.
     pub fn intersects(&self, other: &Bits) -> bool {
         let (a, b) = (&self.blocks, &other.blocks);

@@ -35,6 +35,9 @@ pub(super) struct Builder<'p> {
     unknown: u32,
     /// The opaque object.
     pub(super) opaque: u32,
+    /// An object standing for "somewhere unknown": the container of a member whose base
+    /// pointer points nowhere known. A set holding it proves nothing.
+    pub(super) nowhere: u32,
     /// Extra arguments of each variadic function, what `va_arg` reads.
     rest: FxHashMap<FuncId, u32>,
     /// The objects each access site's lvalues lie in: value nodes to union, or `None` when some
@@ -58,6 +61,7 @@ impl<'p> Builder<'p> {
         graph.set_opaque(opaque, world);
         graph.add_object(world, opaque);
         let unknown = graph.address(opaque);
+        let nowhere = graph.node();
         // What unknown code reaches, it may change and hand back: anything stored in the
         // objects it holds is reachable to it, and it may store unknown pointers into them.
         graph.load(world, world);
@@ -70,6 +74,7 @@ impl<'p> Builder<'p> {
             world,
             unknown,
             opaque,
+            nowhere,
             rest: FxHashMap::default(),
             sites: FxHashMap::default(),
             allocations: 0,
@@ -213,7 +218,13 @@ impl<'p> Builder<'p> {
                     Place::Node(n) => Some(self.graph.address(n)),
                     Place::Deref(p) => Some(p),
                 };
-                let container = self.container(f, loc, lv);
+                let container = match self.pta.member_key(lv) {
+                    Some(_) => Some(
+                        self.container(f, loc, lv)
+                            .unwrap_or_else(|| self.graph.address(self.nowhere)),
+                    ),
+                    None => None,
+                };
                 self.either(address, container)
             }
             Expr::Func(FuncRef::Linked(g)) => Some(self.graph.address(self.pta.function_node(*g))),
@@ -248,7 +259,6 @@ impl<'p> Builder<'p> {
     /// around it too. A pointer into a member leads back to its object (`container_of`), so
     /// what it reaches — unknown code it is handed, above all — reaches the object.
     fn container(&mut self, f: FuncId, loc: Loc, lv: &Lval) -> Option<u32> {
-        self.pta.member_key(lv)?;
         match &lv.host {
             Host::Var(VarRef::Global(g)) => Some(self.graph.address(self.pta.global_node(*g))),
             Host::Var(VarRef::Local(l)) => {

@@ -13,9 +13,10 @@
 //! objects*).
 //!
 //! What makes a site's objects unknown (never proving anything): a pointer that points nowhere
-//! known (an integer cast to a pointer), an object that is a member node (a pointer into the
-//! middle of an object, which `container_of` leaves), a model's hidden state, or no pointer at
-//! all. Memory the program did not allocate (`argv`, a library's static buffer, whatever unknown
+//! known (an integer cast to a pointer, or a member of such), a model's hidden state, or no
+//! pointer at all. A pointer to a member (`&p->m`) points to the member's node and to the
+//! objects around it (what `p` points to): `container_of` leads back to them, and so the
+//! objects of a site are its set without member nodes. Memory the program did not allocate (`argv`, a library's static buffer, whatever unknown
 //! code returns) is one object, the unknown code's memory, which also holds every object
 //! handed to unknown code.
 
@@ -111,8 +112,8 @@ impl SiteObjects {
         b.constructors = constructors;
         b.program(&roots);
         b.graph.solve();
-        // Member nodes: an object set holding one proves nothing (a pointer to a member also
-        // points to the objects around it, so the escaped objects hold those too).
+        // Member nodes: a pointer to a member also points to the objects around it (or to
+        // `nowhere`), so the objects of a set are those without its member nodes.
         let mut interior = Bits::default();
         for n in 0..pta.node_count() as u32 {
             if matches!(pta.origin(n), Origin::Field(..)) {
@@ -120,6 +121,13 @@ impl SiteObjects {
             }
         }
         let escaped = b.graph.set(b.world).clone();
+        // A set holding one of these proves nothing: `nowhere`, and the opaque object when
+        // unknown code may hold a member of an object nobody knows.
+        let mut unknowable = Bits::default();
+        unknowable.insert(b.nowhere);
+        if escaped.contains(b.nowhere) {
+            unknowable.insert(b.opaque);
+        }
         let mut interner = Interner::default();
         // By the representative of a site's one value node (most sites have one).
         let mut single: FxHashMap<u32, Option<u32>> = FxHashMap::default();
@@ -131,15 +139,20 @@ impl SiteObjects {
         for (&site, values) in sites {
             let id = match values.as_deref() {
                 None | Some([]) => None,
-                Some(&[v]) => *single
-                    .entry(b.graph.representative(v))
-                    .or_insert_with(|| known(b.graph.set(v).clone(), &interior, &mut interner)),
+                Some(&[v]) => *single.entry(b.graph.representative(v)).or_insert_with(|| {
+                    known(
+                        b.graph.set(v).clone(),
+                        &interior,
+                        &unknowable,
+                        &mut interner,
+                    )
+                }),
                 Some(vs) => {
                     let mut all = Bits::default();
                     for &v in vs {
                         all.union_new(b.graph.set(v));
                     }
-                    known(all, &interior, &mut interner)
+                    known(all, &interior, &unknowable, &mut interner)
                 }
             };
             known_sites += id.is_some() as usize;
@@ -156,7 +169,12 @@ impl SiteObjects {
         }
         let by_loc = by_loc
             .into_iter()
-            .map(|(loc, o)| (loc, o.and_then(|o| known(o, &interior, &mut interner))))
+            .map(|(loc, o)| {
+                (
+                    loc,
+                    o.and_then(|o| known(o, &interior, &unknowable, &mut interner)),
+                )
+            })
             .collect();
         let opaque_sites = by_site
             .values()
@@ -202,10 +220,16 @@ impl SiteObjects {
     }
 }
 
-/// An object set that proves something, interned: not empty, and no object in it may lie
-/// inside another (a member node).
-fn known(set: Bits, interior: &Bits, interner: &mut Interner) -> Option<u32> {
-    if set.is_empty() || set.intersects(interior) {
+/// An object set that proves something, interned: its objects without member nodes (a
+/// pointer to a member points to the objects around it too), not empty, and holding none of
+/// the `unknowable` objects.
+fn known(set: Bits, interior: &Bits, unknowable: &Bits, interner: &mut Interner) -> Option<u32> {
+    let set = if set.intersects(interior) {
+        set.minus(interior)
+    } else {
+        set
+    };
+    if set.is_empty() || set.intersects(unknowable) {
         return None;
     }
     Some(interner.intern(set))
