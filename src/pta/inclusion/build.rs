@@ -218,13 +218,10 @@ impl<'p> Builder<'p> {
                     Place::Node(n) => Some(self.graph.address(n)),
                     Place::Deref(p) => Some(p),
                 };
-                let container = match self.pta.member_key(lv) {
-                    Some(_) => Some(
-                        self.container(f, loc, lv)
-                            .unwrap_or_else(|| self.graph.address(self.nowhere)),
-                    ),
-                    None => None,
-                };
+                let container = self.pta.member_key(lv).map(|_| {
+                    self.container(f, loc, lv)
+                        .unwrap_or_else(|| self.graph.address(self.nowhere))
+                });
                 self.either(address, container)
             }
             Expr::Func(FuncRef::Linked(g)) => Some(self.graph.address(self.pta.function_node(*g))),
