@@ -336,13 +336,20 @@ pub fn analyze_cached(
         }
     }
     let t = Instant::now();
+    // Called from outside the program: `main` and the extra entries (not the start routines
+    // and callbacks, whose arguments the program passes).
+    let outside: Vec<crate::ir::FuncId> = entries
+        .iter()
+        .filter(|e| e.is_main)
+        .map(|e| e.func)
+        .chain(extra.iter().copied())
+        .collect();
     let objects = options.inclusion.then(|| {
         crate::pta::inclusion::SiteObjects::compute(
             program,
             &pta,
-            &cg,
             models,
-            &extra,
+            &outside,
             &summaries.stats.constructors,
         )
     });

@@ -29,7 +29,6 @@ use rustc_hash::FxHashMap;
 pub use bits::Bits;
 
 use super::{Origin, PointsTo};
-use crate::callgraph::CallGraph;
 use crate::ir::{FuncId, Loc};
 use crate::link::Program;
 use crate::models::Models;
@@ -85,25 +84,22 @@ impl Interner {
 }
 
 impl SiteObjects {
-    /// Solves the program's inclusion constraints. The functions nothing in the program calls
-    /// (by `cg`) and the `extra` thread entries (`--entry`) are called from outside (`main`, a
-    /// library's API) with any memory. A call of one of the `constructors` (sorted; functions
+    /// Solves the program's inclusion constraints. The `outside` functions (`main`, the
+    /// `--entry` names, a library's API under `--entry-roots`) are called from outside the
+    /// program with any memory; a function nothing calls otherwise never runs. A call of one of
+    /// the `constructors` (sorted; functions
     /// that return only an object they allocated and nothing else points to) is an allocation
     /// site of its own: each call returns a new object.
     pub fn compute(
         program: &Program,
         pta: &PointsTo,
-        cg: &CallGraph,
         models: &Models,
-        extra: &[FuncId],
+        outside: &[FuncId],
         constructors: &[FuncId],
     ) -> SiteObjects {
         let resolved = super::models::resolve(program, models);
-        let callers = cg.callers();
-        let mut roots: Vec<bool> = (0..program.functions.len())
-            .map(|i| callers.get(i).is_none_or(|c| c.is_empty()))
-            .collect();
-        for f in extra {
+        let mut roots = vec![false; program.functions.len()];
+        for f in outside {
             if let Some(r) = roots.get_mut(f.index()) {
                 *r = true;
             }
