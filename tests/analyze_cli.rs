@@ -164,6 +164,42 @@ fn signature_filter_can_be_turned_off() {
     assert!(unfiltered.contains("`b_count`"), "{unfiltered}");
 }
 
+/// `--no-inclusion` pairs the accesses the inclusion-based points-to proves apart again, and
+/// the run counts the pairs it removed.
+#[test]
+fn distinct_objects_can_be_turned_off() {
+    let f = fixture("distinct_objects.c");
+    let lines = |args: &[&str]| -> (Vec<u64>, u64) {
+        let report = json(args);
+        let mut lines: Vec<u64> = report["warnings"]
+            .as_array()
+            .expect("warnings")
+            .iter()
+            .flat_map(|w| w["accesses"].as_array().expect("accesses").clone())
+            .map(|a| a["location"]["line"].as_u64().expect("line"))
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let removed = report["stats"]["pairs_distinct_objects"]
+            .as_u64()
+            .expect("count");
+        (lines, removed)
+    };
+    // `ca->n += 1` in worker_a touches `a` only.
+    let worker_a = std::fs::read_to_string(&f)
+        .expect("fixture")
+        .lines()
+        .position(|l| l.contains("ca->n += 1;"))
+        .expect("the line") as u64
+        + 1;
+    let (on, removed) = lines(&[f.to_str().unwrap()]);
+    assert!(!on.contains(&worker_a), "{on:?}");
+    assert!(removed > 0);
+    let (off, removed) = lines(&[f.to_str().unwrap(), "--no-inclusion"]);
+    assert!(off.contains(&worker_a), "{off:?}");
+    assert_eq!(removed, 0);
+}
+
 /// A call through a member of an object of unknown type (a lowering diagnostic) has no static
 /// type: the signature filter leaves it alone instead of indexing a record that does not exist.
 #[test]
