@@ -414,8 +414,38 @@ impl CallGraph {
 /// Iterative Tarjan over `edges`: the SCC of each node and the SCCs in completion order (callees
 /// before callers), each with its functions sorted. `callees` and `recursive` are left empty.
 fn tarjan(edges: &[Vec<Edge>]) -> (Vec<SccId>, Vec<Scc>) {
+    let components = strongly_connected(edges.len(), |v, i| {
+        edges[v].get(i).map(|e| e.callee.index() as u32)
+    });
+    let mut scc_of = vec![SccId(u32::MAX); edges.len()];
+    let sccs = components
+        .into_iter()
+        .enumerate()
+        .map(|(id, nodes)| {
+            let mut functions: Vec<FuncId> = nodes.into_iter().map(FuncId).collect();
+            for f in &functions {
+                scc_of[f.index()] = SccId(id as u32);
+            }
+            functions.sort_unstable();
+            Scc {
+                functions,
+                callees: Vec::new(),
+                recursive: false,
+            }
+        })
+        .collect();
+    (scc_of, sccs)
+}
+
+/// Iterative Tarjan over a graph of `n` nodes whose `i`-th successor of `v` is `succ(v, i)`
+/// (`None` past the last): the strongly connected components in completion order (every
+/// component after those it reaches), roots tried in order `0..n`. No recursion, whatever the
+/// depth.
+pub(crate) fn strongly_connected(
+    n: usize,
+    succ: impl Fn(usize, usize) -> Option<u32>,
+) -> Vec<Vec<u32>> {
     const UNVISITED: u32 = u32::MAX;
-    let n = edges.len();
     let mut index = vec![UNVISITED; n];
     let mut low = vec![0u32; n];
     let mut on_stack = vec![false; n];
@@ -423,9 +453,7 @@ fn tarjan(edges: &[Vec<Edge>]) -> (Vec<SccId>, Vec<Scc>) {
     // The DFS path: (node, next edge to follow).
     let mut path: Vec<(u32, usize)> = Vec::new();
     let mut next_index = 0u32;
-    let mut scc_of = vec![SccId(UNVISITED); n];
-    let mut sccs = Vec::new();
-
+    let mut components = Vec::new();
     for root in 0..n as u32 {
         if index[root as usize] != UNVISITED {
             continue;
@@ -438,9 +466,9 @@ fn tarjan(edges: &[Vec<Edge>]) -> (Vec<SccId>, Vec<Scc>) {
         path.push((root, 0));
         while let Some(top) = path.last_mut() {
             let v = top.0 as usize;
-            if let Some(e) = edges[v].get(top.1) {
+            if let Some(w) = succ(v, top.1) {
                 top.1 += 1;
-                let w = e.callee.index();
+                let w = w as usize;
                 if index[w] == UNVISITED {
                     index[w] = next_index;
                     low[w] = next_index;
@@ -459,27 +487,20 @@ fn tarjan(edges: &[Vec<Edge>]) -> (Vec<SccId>, Vec<Scc>) {
                 low[u as usize] = low[u as usize].min(low[v]);
             }
             if low[v] == index[v] {
-                let id = SccId(sccs.len() as u32);
-                let mut functions = Vec::new();
+                let mut component = Vec::new();
                 loop {
                     let w = stack.pop().expect("Tarjan stack holds v");
                     on_stack[w as usize] = false;
-                    scc_of[w as usize] = id;
-                    functions.push(FuncId(w));
+                    component.push(w);
                     if w as usize == v {
                         break;
                     }
                 }
-                functions.sort_unstable();
-                sccs.push(Scc {
-                    functions,
-                    callees: Vec::new(),
-                    recursive: false,
-                });
+                components.push(component);
             }
         }
     }
-    (scc_of, sccs)
+    components
 }
 
 #[cfg(test)]

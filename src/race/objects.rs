@@ -8,15 +8,14 @@ use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
 
-use crate::pta::inclusion::{Bits, SiteObjects};
+use crate::pta::inclusion::{Bits, Interner, SiteObjects};
 use crate::summary::access::MAX_WITNESSES;
 use crate::summary::{AccessView, Witness};
 
 /// The object sets of the accesses the pair check sees, interned.
 pub(super) struct AccessObjects<'s> {
     sites: &'s SiteObjects,
-    sets: Vec<Bits>,
-    interned: FxHashMap<Bits, u32>,
+    sets: Interner,
     /// By witness list (accesses share them: rebound copies, interned views).
     by_witnesses: FxHashMap<(*const Witness, usize), Option<u32>>,
     /// Own number of each site set met alone.
@@ -28,8 +27,7 @@ impl<'s> AccessObjects<'s> {
     pub(super) fn new(sites: &'s SiteObjects) -> Self {
         AccessObjects {
             sites,
-            sets: Vec::new(),
-            interned: FxHashMap::default(),
+            sets: Interner::default(),
             by_witnesses: FxHashMap::default(),
             by_site_set: FxHashMap::default(),
             disjoint: RefCell::default(),
@@ -58,7 +56,7 @@ impl<'s> AccessObjects<'s> {
             if let Some(&id) = self.by_site_set.get(&site) {
                 return Some(id);
             }
-            let id = self.intern(self.sites.set(site).clone());
+            let id = self.sets.intern(self.sites.set(site).clone());
             self.by_site_set.insert(site, id);
             return Some(id);
         }
@@ -67,17 +65,7 @@ impl<'s> AccessObjects<'s> {
             let id = self.sites.site(w.func, w.loc)?;
             all.union_new(self.sites.set(id));
         }
-        Some(self.intern(all))
-    }
-
-    fn intern(&mut self, set: Bits) -> u32 {
-        if let Some(&id) = self.interned.get(&set) {
-            return id;
-        }
-        let id = self.sets.len() as u32;
-        self.sets.push(set.clone());
-        self.interned.insert(set, id);
-        id
+        Some(self.sets.intern(all))
     }
 
     /// Whether both accesses' objects are known and disjoint.
@@ -89,10 +77,10 @@ impl<'s> AccessObjects<'s> {
             return false;
         }
         let key = (x.min(y), x.max(y));
-        *self.disjoint.borrow_mut().entry(key).or_insert_with(|| {
-            !self
-                .sites
-                .may_share(&self.sets[x as usize], &self.sets[y as usize])
-        })
+        *self
+            .disjoint
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| !self.sites.may_share(self.sets.set(x), self.sets.set(y)))
     }
 }

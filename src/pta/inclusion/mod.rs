@@ -66,13 +66,13 @@ pub struct SiteObjects {
 
 /// Object sets interned: equal sets get one number.
 #[derive(Default)]
-struct Interner {
+pub struct Interner {
     ids: FxHashMap<Bits, u32>,
     sets: Vec<Bits>,
 }
 
 impl Interner {
-    fn intern(&mut self, set: Bits) -> u32 {
+    pub fn intern(&mut self, set: Bits) -> u32 {
         if let Some(&id) = self.ids.get(&set) {
             return id;
         }
@@ -80,6 +80,11 @@ impl Interner {
         self.sets.push(set.clone());
         self.ids.insert(set, id);
         id
+    }
+
+    /// The set numbered `id`.
+    pub fn set(&self, id: u32) -> &Bits {
+        &self.sets[id as usize]
     }
 }
 

@@ -248,7 +248,7 @@ impl Graph {
                 s
             })
             .collect();
-        for scc in tarjan(&succs) {
+        for scc in crate::callgraph::strongly_connected(n, |v, i| succs[v].get(i).copied()) {
             if scc.len() < 2 {
                 continue;
             }
@@ -274,61 +274,6 @@ impl Graph {
         let stores = std::mem::take(&mut self.stores[m as usize]);
         self.stores[root as usize].extend(stores);
     }
-}
-
-/// Strongly connected components (iterative Tarjan), each with at least one node.
-fn tarjan(succs: &[Vec<u32>]) -> Vec<Vec<u32>> {
-    const UNSEEN: u32 = u32::MAX;
-    let n = succs.len();
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<u32> = Vec::new();
-    let mut out = Vec::new();
-    let mut next = 0u32;
-    for start in 0..n as u32 {
-        if index[start as usize] != UNSEEN {
-            continue;
-        }
-        let mut call: Vec<(u32, usize)> = vec![(start, 0)];
-        index[start as usize] = next;
-        low[start as usize] = next;
-        next += 1;
-        stack.push(start);
-        on_stack[start as usize] = true;
-        while let Some(&mut (v, ref mut i)) = call.last_mut() {
-            if let Some(&w) = succs[v as usize].get(*i) {
-                *i += 1;
-                if index[w as usize] == UNSEEN {
-                    index[w as usize] = next;
-                    low[w as usize] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w as usize] = true;
-                    call.push((w, 0));
-                } else if on_stack[w as usize] {
-                    low[v as usize] = low[v as usize].min(index[w as usize]);
-                }
-                continue;
-            }
-            call.pop();
-            if let Some(&(u, _)) = call.last() {
-                low[u as usize] = low[u as usize].min(low[v as usize]);
-            }
-            if low[v as usize] == index[v as usize] {
-                let mut scc = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w as usize] = false;
-                    scc.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                out.push(scc);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
