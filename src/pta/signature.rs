@@ -19,7 +19,7 @@
 //! through a pointer type of another shape.
 
 use crate::ir::types::{RecordId, TypeKind, TypeTable};
-use crate::ir::{Expr, FuncId, Host, Lval, Name, Offset, TypeId, VarRef};
+use crate::ir::{BinOp, Expr, FuncId, Host, Lval, Name, Offset, TypeId, VarRef};
 use crate::link::Program;
 
 /// A record, by tag.
@@ -122,6 +122,30 @@ pub(crate) fn expr_type(program: &Program, caller: FuncId, e: &Expr) -> Option<T
 }
 
 pub(crate) fn lval_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<TypeId> {
+    lval_type_by(program, caller, lv, expr_type)
+}
+
+/// The static type of a pointer-valued expression, following pointer arithmetic too
+/// (`p + i` has `p`'s type).
+pub(crate) fn pointer_type(program: &Program, caller: FuncId, e: &Expr) -> Option<TypeId> {
+    match e {
+        Expr::Binary(BinOp::PtrAdd, p, _) => pointer_type(program, caller, p),
+        Expr::Load(lv) => lval_type_by(program, caller, lv, pointer_type),
+        _ => expr_type(program, caller, e),
+    }
+}
+
+/// [`lval_type`] with pointer arithmetic followed in the address.
+pub(crate) fn lval_pointer_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<TypeId> {
+    lval_type_by(program, caller, lv, pointer_type)
+}
+
+fn lval_type_by(
+    program: &Program,
+    caller: FuncId,
+    lv: &Lval,
+    address_type: fn(&Program, FuncId, &Expr) -> Option<TypeId>,
+) -> Option<TypeId> {
     let types = &program.types;
     let mut ty = match &lv.host {
         Host::Var(VarRef::Local(l)) => {
@@ -129,7 +153,7 @@ pub(crate) fn lval_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<
             body.locals.get(l.index())?.ty
         }
         Host::Var(VarRef::Global(g)) => program.globals.get(g.index())?.global.ty,
-        Host::Mem(e) => types.pointee(expr_type(program, caller, e)?)?,
+        Host::Mem(e) => types.pointee(address_type(program, caller, e)?)?,
     };
     for off in &lv.offsets {
         ty = match off {

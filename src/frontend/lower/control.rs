@@ -201,7 +201,9 @@ impl Lower<'_, '_> {
     }
 
     /// Builtins that are not calls: `__builtin_expect(e, v)` is `e` (so a trylock tested through it
-    /// stays visible), `__builtin_constant_p` and `__builtin_choose_expr` fold.
+    /// stays visible), `__builtin_constant_p` and `__builtin_choose_expr` fold, and
+    /// `__builtin_prefetch(p, …)` is a hint without effect on the program (GCC's manual): only its
+    /// operands are evaluated (a call would hand `p` to code relay cannot see).
     fn transparent_builtin(
         &mut self,
         s: crate::frontend::intern::Sym,
@@ -223,6 +225,13 @@ impl Lower<'_, '_> {
                 let v = self.const_eval(*e).is_some() as i128;
                 let int = self.types().int();
                 Some(Operand::Rv(Expr::Const(Const::Int(v)), int))
+            }
+            ("__builtin_prefetch", [_, ..]) => {
+                for &a in args {
+                    self.effect(a)?;
+                }
+                let void = self.types().void();
+                Some(Operand::Rv(Expr::Const(Const::Int(0)), void))
             }
             ("__builtin_choose_expr", [c, t, f]) => match self.const_eval(*c) {
                 Some(0) => Some(self.operand(*f)?),

@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 
 pub use bits::Bits;
 
-use super::{Origin, PointsTo};
+use super::PointsTo;
 use crate::ir::{FuncId, Loc};
 use crate::link::Program;
 use crate::models::Models;
@@ -116,8 +116,8 @@ impl SiteObjects {
         // Member nodes: a pointer to a member also points to the objects around it (or to
         // `nowhere`), so the objects of a set are those without its member nodes.
         let mut interior = Bits::default();
-        for n in 0..pta.node_count() as u32 {
-            if matches!(pta.origin(n), Origin::Field(..)) {
+        for n in 0..b.graph.len() as u32 {
+            if b.graph.is_field(n) {
                 interior.insert(n);
             }
         }

@@ -130,6 +130,13 @@ impl Solver<'_> {
                 let w = self.node(Origin::Fresh);
                 self.p.thread_args.push(w);
                 self.world = Some(w);
+                // A function pointer unknown code hands back calls unknown code: whatever is
+                // passed to it is handed to unknown code, and what it returns comes from there.
+                let lam = self.lam_of(w, 0);
+                for slot in [lam.rest, lam.ret] {
+                    let held = self.pts(slot);
+                    self.join(held, w);
+                }
                 w
             }
         };
@@ -145,8 +152,9 @@ impl Solver<'_> {
             .types
             .kind(self.program.functions[g.index()].ty)
         {
+            // A function pointer it returns is unknown code (its signature is unknown memory's).
             crate::ir::types::TypeKind::Function { ret, .. } => {
-                pointer_to_data(&self.program.types, *ret)
+                self.program.types.pointee(*ret).is_some()
                     || pointer_sized_integer(&self.program.types, *ret)
             }
             _ => false,
