@@ -250,7 +250,9 @@ impl<'p> Builder<'p> {
             }
             TypeKind::Record(r) => {
                 let fields: Vec<TypeId> = types.record(*r).fields.iter().map(|f| f.ty).collect();
-                fields.into_iter().any(|f| self.holds_pointers(f, depth + 1))
+                fields
+                    .into_iter()
+                    .any(|f| self.holds_pointers(f, depth + 1))
             }
             _ => false,
         };
@@ -618,7 +620,7 @@ impl<'p> Builder<'p> {
                 let number = crate::pta::signature::pointer_type(self.program, f, a)
                     .is_some_and(|t| self.program.types.is_arithmetic(t));
                 if let (Some(v), false) = (v, number) {
-                        self.graph.copy(*v, self.world);
+                    self.graph.copy(*v, self.world);
                 }
             }
         }

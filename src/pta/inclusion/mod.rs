@@ -5,8 +5,9 @@
 //! summaries, buckets — and stay. But unification merges unrelated objects (one pointer that
 //! may hold either merges them for good, and so does everything that ever points to them), and
 //! an access path rooted at a class representative cannot say which of the class's objects it
-//! touches. Here the same constraints are solved as inclusions instead (field-based, flow- and
-//! context-insensitive, every allocation call one object), and indexed by access site: the
+//! touches. Here the same constraints are solved as inclusions instead (flow- and
+//! context-insensitive, every allocation call one object, each object with its own members:
+//! [`solve`]'s `fields`), and indexed by access site: the
 //! objects an access at `(function, location)` may lie in are those its lvalues' base pointers
 //! may point to, in every context. Two accesses whose every site's objects are disjoint cannot
 //! touch the same memory, whatever paths the summaries give them (the race stage's *distinct
@@ -14,11 +15,12 @@
 //!
 //! What makes a site's objects unknown (never proving anything): a pointer that points nowhere
 //! known (an integer cast to a pointer, or a member of such), a model's hidden state, or no
-//! pointer at all. A pointer to a member (`&p->m`) points to the member's node and to the
+//! pointer at all. A pointer to a member (`&p->m`) points to the member's object and to the
 //! objects around it (what `p` points to): `container_of` leads back to them, and so the
-//! objects of a site are its set without member nodes. Memory the program did not allocate (`argv`, a library's static buffer, whatever unknown
-//! code returns) is one object, the unknown code's memory, which also holds every object
-//! handed to unknown code.
+//! objects of a site are its set without member objects. Memory the program did not allocate
+//! (`argv`, a library's static buffer, whatever unknown code returns) is one object, the
+//! unknown code's memory, which also holds every object handed to unknown code and everything
+//! reachable from those, through their members too.
 
 pub mod bits;
 mod build;
