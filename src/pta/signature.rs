@@ -135,11 +135,6 @@ pub(crate) fn pointer_type(program: &Program, caller: FuncId, e: &Expr) -> Optio
     }
 }
 
-/// [`lval_type`] with pointer arithmetic followed in the address.
-pub(crate) fn lval_pointer_type(program: &Program, caller: FuncId, lv: &Lval) -> Option<TypeId> {
-    lval_type_by(program, caller, lv, pointer_type)
-}
-
 fn lval_type_by(
     program: &Program,
     caller: FuncId,

@@ -47,10 +47,6 @@ pub(super) struct Builder<'p> {
     pub(super) allocations: usize,
     /// Functions whose calls are allocation sites (sorted).
     pub(super) constructors: &'p [FuncId],
-    /// Member keys `(record, member)`, numbered for the graph.
-    keys: FxHashMap<(RecordId, Name), u32>,
-    /// Whether each type met holds pointers.
-    pointer_types: FxHashMap<TypeId, bool>,
 }
 
 impl<'p> Builder<'p> {
@@ -66,7 +62,6 @@ impl<'p> Builder<'p> {
         graph.add_object(world, opaque);
         let unknown = graph.address(opaque);
         let nowhere = graph.node();
-        graph.set_atom(nowhere);
         // What unknown code reaches, it may change and hand back: anything stored in the
         // objects it holds is reachable to it, and it may store unknown pointers into them.
         graph.load(world, world);
@@ -84,8 +79,6 @@ impl<'p> Builder<'p> {
             sites: FxHashMap::default(),
             allocations: 0,
             constructors: &[],
-            keys: FxHashMap::default(),
-            pointer_types: FxHashMap::default(),
         }
     }
 
@@ -102,13 +95,6 @@ impl<'p> Builder<'p> {
             let Some(body) = &f.body else { continue };
             if self.models[i].is_some() {
                 continue;
-            }
-            for &p in &body.params {
-                let ty = body.locals.get(p.index()).map(|l| l.ty);
-                if ty.is_some_and(|t| self.aggregate(t)) {
-                    // A struct passed by value is copied into the formal.
-                    self.graph.collapse_object(self.pta.local_node(fid, p));
-                }
             }
             if roots.get(i) == Some(&true) {
                 // Called from outside the program (`main`, a library's API): its formals
@@ -203,13 +189,12 @@ impl<'p> Builder<'p> {
                 None => self.unknown_site(f, loc),
             }
         }
-        if let Some(key) = self.pta.member_key(lv) {
-            let key = self.key(key);
-            return match host {
-                Some(Place::Node(n)) => Place::Node(self.graph.field(n, key)),
-                Some(Place::Deref(p)) => Place::Deref(self.graph.field_address(p, key)),
-                None => Place::Deref(self.graph.node()),
-            };
+        if let Some(&n) = self
+            .pta
+            .member_key(lv)
+            .and_then(|key| self.pta.field_nodes.get(&key))
+        {
+            return Place::Node(n);
         }
         match host {
             Some(p) => p,
@@ -217,83 +202,17 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn key(&mut self, key: (RecordId, Name)) -> u32 {
-        let next = self.keys.len() as u32;
-        *self.keys.entry(key).or_insert(next)
-    }
-
-    /// Whether a value of type `t` is a whole object holding pointers (a struct or union with a
-    /// pointer member, nested or in an array member), or of a type the front end could not
-    /// tell. Copying a struct of numbers moves no pointer.
-    fn aggregate(&mut self, t: TypeId) -> bool {
-        use crate::ir::types::TypeKind;
-        match self.program.types.kind(t) {
-            TypeKind::Record(_) => self.holds_pointers(t, 0),
-            TypeKind::Unknown => true,
-            _ => false,
-        }
-    }
-
-    fn holds_pointers(&mut self, t: TypeId, depth: usize) -> bool {
-        use crate::ir::types::TypeKind;
-        if let Some(&known) = self.pointer_types.get(&t) {
-            return known;
-        }
-        let types = &self.program.types;
-        let holds = match types.kind(t) {
-            // Nesting deeper than this is not looked into.
-            _ if depth > 32 => true,
-            TypeKind::Pointer(_) | TypeKind::Unknown => true,
-            TypeKind::Array { elem, .. } => {
-                let elem = *elem;
-                self.holds_pointers(elem, depth + 1)
-            }
-            TypeKind::Record(r) => {
-                let fields: Vec<TypeId> = types.record(*r).fields.iter().map(|f| f.ty).collect();
-                fields
-                    .into_iter()
-                    .any(|f| self.holds_pointers(f, depth + 1))
-            }
-            _ => false,
-        };
-        self.pointer_types.insert(t, holds);
-        holds
-    }
-
-    /// `lv` is read or written as a whole: if it is a struct holding pointers, the objects it
-    /// lies in take part in a whole-object copy.
-    fn whole(&mut self, f: FuncId, lv: &Lval, place: Place) {
-        let aggregate = match crate::pta::signature::lval_pointer_type(self.program, f, lv) {
-            Some(t) => self.aggregate(t),
-            None => true,
-        };
-        if aggregate {
-            self.collapse(place);
-        }
-    }
-
-    fn collapse(&mut self, place: Place) {
-        match place {
-            Place::Node(n) => self.graph.collapse_object(n),
-            Place::Deref(p) => self.graph.collapse_pointees(p),
-        }
-    }
-
     /// A node whose set is the value of `e`'s pointers; `None` for no pointer.
     fn val(&mut self, f: FuncId, loc: Loc, e: &Expr) -> Option<u32> {
         match e {
-            Expr::Load(lv) => {
-                let place = self.place(f, loc, lv, true);
-                self.whole(f, lv, place);
-                match place {
-                    Place::Node(n) => Some(n),
-                    Place::Deref(p) => {
-                        let t = self.graph.node();
-                        self.graph.load(p, t);
-                        Some(t)
-                    }
+            Expr::Load(lv) => match self.place(f, loc, lv, true) {
+                Place::Node(n) => Some(n),
+                Place::Deref(p) => {
+                    let t = self.graph.node();
+                    self.graph.load(p, t);
+                    Some(t)
                 }
-            }
+            },
             Expr::AddrOf(lv) | Expr::StartOf(lv) => {
                 let address = match self.place(f, loc, lv, false) {
                     Place::Node(n) => Some(self.graph.address(n)),
@@ -361,9 +280,7 @@ impl<'p> Builder<'p> {
 
     /// `lv = value`.
     fn assign(&mut self, f: FuncId, loc: Loc, lv: &Lval, value: u32) {
-        let place = self.place(f, loc, lv, true);
-        self.whole(f, lv, place);
-        match place {
+        match self.place(f, loc, lv, true) {
             Place::Node(n) => self.graph.copy(value, n),
             Place::Deref(p) => self.graph.store(value, p),
         }
@@ -376,8 +293,7 @@ impl<'p> Builder<'p> {
                 match v {
                     Some(v) => self.assign(f, *loc, dst, v),
                     None => {
-                        let place = self.place(f, *loc, dst, true);
-                        self.whole(f, dst, place);
+                        self.place(f, *loc, dst, true);
                     }
                 }
             }
@@ -443,9 +359,10 @@ impl<'p> Builder<'p> {
                 // function and nowhere unknown is never called (whatever it is, nothing in the
                 // program stores a function there).
                 let known: Vec<u32> = values.iter().flatten().copied().collect();
+                let members = self.members_of_args(f, args);
                 match self.val(f, loc, callee) {
-                    Some(p) => self.graph.call_if_opaque(p, known, result),
-                    None => self.unknown(&values, result),
+                    Some(p) => self.graph.call_if_opaque(p, known, members, result),
+                    None => self.unknown(f, &values, args, result),
                 }
                 self.pta
                     .targets(self.program, f, callee, args.len())
@@ -456,7 +373,7 @@ impl<'p> Builder<'p> {
             match (self.models.get(g.index()).copied().flatten(), self.body(g)) {
                 (Some(m), _) => self.model(f, loc, m, args, &values, result),
                 (None, Some(_)) => self.bind(g, &values, result),
-                (None, None) => self.unknown(&values, result),
+                (None, None) => self.unknown(f, &values, args, result),
             }
         }
         for cb in self.pta.callbacks(self.program, f, callee, args) {
@@ -508,13 +425,51 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// A function relay cannot see: what it is handed escapes to the unknown code's memory (its
-    /// members too), and what it returns comes from there.
-    fn unknown(&mut self, values: &[Option<u32>], result: u32) {
+    /// A function relay cannot see: what it is handed escapes to the unknown code's memory, and
+    /// what it returns comes from there. It reaches the members of a record it is handed (by
+    /// type): what they hold escapes, and it may set them to such memory.
+    fn unknown(&mut self, f: FuncId, values: &[Option<u32>], args: &[Expr], result: u32) {
         for v in values.iter().flatten() {
             self.graph.copy(*v, self.world);
         }
+        for n in self.members_of_args(f, args) {
+            self.graph.copy(self.unknown, n);
+            self.graph.copy(n, self.world);
+        }
         self.graph.copy(self.unknown, result);
+    }
+
+    /// The member nodes of the records the arguments point to, and of the records their members
+    /// hold or point to.
+    fn members_of_args(&self, f: FuncId, args: &[Expr]) -> Vec<u32> {
+        let types = &self.program.types;
+        let mut stack: Vec<RecordId> = args
+            .iter()
+            .filter_map(|a| crate::pta::signature::pointee_record(self.program, f, a))
+            .collect();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut members = Vec::new();
+        while let Some(r) = stack.pop() {
+            if !seen.insert(r) {
+                continue;
+            }
+            for field in &types.record(r).fields {
+                if let Some(&n) = self.pta.field_nodes.get(&(r, field.name)) {
+                    members.push(n);
+                }
+                let mut t = field.ty;
+                for _ in 0..16 {
+                    match types.pointee(t) {
+                        Some(inner) => t = inner,
+                        None => break,
+                    }
+                }
+                if let Some(inner) = types.as_record(t) {
+                    stack.push(inner);
+                }
+            }
+        }
+        members
     }
 
     fn model(
@@ -554,9 +509,6 @@ impl<'p> Builder<'p> {
             self.site(f, loc, Some(site));
             self.graph.copy(site, result);
             if let Some(v) = alloc.copies_arg.and_then(arg) {
-                // `realloc` moves the old object's members into the new one.
-                self.graph.collapse_pointees(v);
-                self.graph.collapse_object(object);
                 self.graph.copy(v, result);
                 self.graph.load(v, object);
             }
@@ -572,8 +524,6 @@ impl<'p> Builder<'p> {
         }
         if let Some(copy) = &m.copy {
             if let (Some(d), Some(s)) = (arg(copy.dst), arg(copy.src)) {
-                self.graph.collapse_pointees(d);
-                self.graph.collapse_pointees(s);
                 let t = self.graph.node();
                 self.graph.load(s, t);
                 self.graph.store(t, d);
@@ -605,8 +555,8 @@ impl<'p> Builder<'p> {
         }
         // A model that declares what it does with its arguments (locks, reads, writes,
         // copies) keeps no pointer; one that only says `pure` (`pthread_setspecific`), keeps
-        // hidden state (`strtok`), or takes callbacks or starts threads (`kthread_data`) may
-        // keep what it is handed and hand it back from another call.
+        // hidden state (`strtok`), or takes callbacks or starts threads may keep what it is
+        // handed and hand it back from another call.
         let may_keep = m.pure
             || !m.has_effect()
             || m.state.is_some()

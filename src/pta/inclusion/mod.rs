@@ -5,9 +5,8 @@
 //! summaries, buckets — and stay. But unification merges unrelated objects (one pointer that
 //! may hold either merges them for good, and so does everything that ever points to them), and
 //! an access path rooted at a class representative cannot say which of the class's objects it
-//! touches. Here the same constraints are solved as inclusions instead (flow- and
-//! context-insensitive, every allocation call one object, each object with its own members:
-//! [`solve`]'s `fields`), and indexed by access site: the
+//! touches. Here the same constraints are solved as inclusions instead (field-based, flow- and
+//! context-insensitive, every allocation call one object), and indexed by access site: the
 //! objects an access at `(function, location)` may lie in are those its lvalues' base pointers
 //! may point to, in every context. Two accesses whose every site's objects are disjoint cannot
 //! touch the same memory, whatever paths the summaries give them (the race stage's *distinct
@@ -15,12 +14,11 @@
 //!
 //! What makes a site's objects unknown (never proving anything): a pointer that points nowhere
 //! known (an integer cast to a pointer, or a member of such), a model's hidden state, or no
-//! pointer at all. A pointer to a member (`&p->m`) points to the member's object and to the
+//! pointer at all. A pointer to a member (`&p->m`) points to the member's node and to the
 //! objects around it (what `p` points to): `container_of` leads back to them, and so the
-//! objects of a site are its set without member objects. Memory the program did not allocate
-//! (`argv`, a library's static buffer, whatever unknown code returns) is one object, the
-//! unknown code's memory, which also holds every object handed to unknown code and everything
-//! reachable from those, through their members too.
+//! objects of a site are its set without member nodes. Memory the program did not allocate (`argv`, a library's static buffer, whatever unknown
+//! code returns) is one object, the unknown code's memory, which also holds every object
+//! handed to unknown code.
 
 pub mod bits;
 mod build;
@@ -30,7 +28,7 @@ use rustc_hash::FxHashMap;
 
 pub use bits::Bits;
 
-use super::PointsTo;
+use super::{Origin, PointsTo};
 use crate::ir::{FuncId, Loc};
 use crate::link::Program;
 use crate::models::Models;
@@ -118,8 +116,8 @@ impl SiteObjects {
         // Member nodes: a pointer to a member also points to the objects around it (or to
         // `nowhere`), so the objects of a set are those without its member nodes.
         let mut interior = Bits::default();
-        for n in 0..b.graph.len() as u32 {
-            if b.graph.is_field(n) {
+        for n in 0..pta.node_count() as u32 {
+            if matches!(pta.origin(n), Origin::Field(..)) {
                 interior.insert(n);
             }
         }

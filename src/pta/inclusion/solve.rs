@@ -7,38 +7,16 @@
 //! before solving and again whenever the edges grew by half, and collapsed into one node
 //! (union-find), so a set is propagated once around a cycle instead of once per node.
 
-mod fields;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::bits::Bits;
 
-/// Per-object fields ([`fields`]).
-#[derive(Default)]
-struct Fields {
-    /// The field node of each `(root, key)`.
-    by_root: FxHashMap<(u32, u32), u32>,
-    /// The root of each field node.
-    root_of: FxHashMap<u32, u32>,
-    /// The fields of each root, with their keys.
-    keys_of: FxHashMap<u32, Vec<(u32, u32)>>,
-    /// Objects without fields of their own.
-    atoms: FxHashSet<u32>,
-    /// Roots taking part in a whole-object copy.
-    collapsed: FxHashSet<u32>,
-    /// A collapsed object escaped.
-    collapsed_escaped: bool,
-    /// `addresses[p]`: `(key, d)` with `d ⊇ { field key of o | o ∈ p }`.
-    addresses: Vec<Vec<(u32, u32)>>,
-    address_cache: FxHashMap<(u32, u32), u32>,
-    /// `collapses[p]`: every object of `p`'s set is collapsed.
-    collapses: Vec<bool>,
-}
-
-/// A call through a pointer that unknown code may have set: its arguments escape and its
-/// result is unknown memory, once the opaque object reaches the pointer.
+/// A call through a pointer that unknown code may have set: once the opaque object reaches the
+/// pointer, its arguments and what the `members` hold escape, and the members and the result
+/// hold unknown memory.
 struct OpaqueCall {
     args: Vec<u32>,
+    members: Vec<u32>,
     result: u32,
 }
 
@@ -65,7 +43,6 @@ pub(super) struct Graph {
     edges_at_collapse: usize,
     /// The opaque object and the node of the escaped objects ([`Graph::set_opaque`]).
     opaque: Option<(u32, u32)>,
-    fields: Fields,
     /// Calls through each node ([`OpaqueCall`]).
     opaque_calls: FxHashMap<u32, Vec<OpaqueCall>>,
 }
@@ -84,8 +61,6 @@ impl Graph {
         self.loads.resize_with(n, Default::default);
         self.stores.resize_with(n, Default::default);
         self.queued.resize(n, false);
-        self.fields.addresses.resize_with(n, Default::default);
-        self.fields.collapses.resize(n, false);
         let old = self.parent.len() as u32;
         self.parent.extend(old..n as u32);
     }
@@ -169,9 +144,19 @@ impl Graph {
 
     /// A call through `p` with `args`, returning into `result`: a call of unknown code if `p`
     /// may point to unknown memory.
-    pub(super) fn call_if_opaque(&mut self, p: u32, args: Vec<u32>, result: u32) {
+    pub(super) fn call_if_opaque(
+        &mut self,
+        p: u32,
+        args: Vec<u32>,
+        members: Vec<u32>,
+        result: u32,
+    ) {
         let p = self.find(p);
-        let call = OpaqueCall { args, result };
+        let call = OpaqueCall {
+            args,
+            members,
+            result,
+        };
         match self.opaque {
             Some((opaque, _)) if self.pts[p as usize].contains(opaque) => self.call_unknown(&call),
             _ => self.opaque_calls.entry(p).or_default().push(call),
@@ -182,8 +167,11 @@ impl Graph {
         let Some((opaque, escaped)) = self.opaque else {
             return;
         };
-        for &a in &call.args {
+        for &a in call.args.iter().chain(&call.members) {
             self.copy(a, escaped);
+        }
+        for &m in &call.members {
+            self.add_object(m, opaque);
         }
         self.add_object(call.result, opaque);
     }
@@ -258,7 +246,6 @@ impl Graph {
                 for &s in &stores {
                     self.store_into(s, o);
                 }
-                self.field_constraints(n, o);
                 if self.opaque.is_some_and(|(opaque, _)| opaque == o) {
                     for call in self.opaque_calls.remove(&n).unwrap_or_default() {
                         self.call_unknown(&call);
@@ -336,7 +323,6 @@ impl Graph {
         self.loads[root as usize].extend(loads);
         let stores = std::mem::take(&mut self.stores[m as usize]);
         self.stores[root as usize].extend(stores);
-        self.merge_fields(root, m);
         if let Some(calls) = self.opaque_calls.remove(&m) {
             self.opaque_calls.entry(root).or_default().extend(calls);
         }

@@ -145,9 +145,6 @@ impl Solver<'_> {
                 if let Some(v) = self.val(f, a) {
                     self.join(v, world);
                 }
-                if let Some(r) = self.argument_record(f, a) {
-                    self.members_to_world(r, world);
-                }
             }
         }
         let returns_data = match self
