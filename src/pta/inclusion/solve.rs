@@ -380,6 +380,24 @@ mod tests {
     }
 
     #[test]
+    fn a_call_through_a_pointer_calls_unknown_code_only_if_unknown_code_set_it() {
+        // f(&x) through p, g(&y) through q; q ⊇ {opaque}, p ⊇ {}  ⇒  y escapes, x does not.
+        let mut g = Graph::with_nodes(8);
+        let (world, opaque, p, q, x, y, rp, rq) = (0, 1, 2, 3, 4, 5, 6, 7);
+        g.set_opaque(opaque, world);
+        g.add_object(world, opaque);
+        let ax = g.address(x);
+        let ay = g.address(y);
+        g.call_if_opaque(p, vec![ax], Vec::new(), rp);
+        g.call_if_opaque(q, vec![ay], Vec::new(), rq);
+        g.add_object(q, opaque);
+        g.solve();
+        assert_eq!(sorted(&g, world), vec![opaque, y]);
+        assert!(g.set(rp).is_empty(), "never called");
+        assert_eq!(sorted(&g, rq), vec![opaque]);
+    }
+
+    #[test]
     fn cycles_terminate() {
         let mut g = Graph::with_nodes(3);
         g.copy(0, 1);
