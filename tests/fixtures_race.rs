@@ -17,7 +17,11 @@ use relay::pipeline;
 use relay::race::FilterConfig;
 
 /// Fixtures whose annotations need a later stage, and why.
-const PENDING: &[(&str, &str)] = &[];
+const PENDING: &[(&str, &str)] = &[(
+    "escaped_members.c",
+    "field-based classes keep the members of a record handed to unknown code apart from the \
+     unknown code's memory (README, known misses; escaped_members_insensitive.c passes)",
+)];
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
 enum Expect {
@@ -48,7 +52,8 @@ fn annotations(text: &str) -> Vec<(u32, Expect)> {
 }
 
 /// A fixture's `// relay-args:` line: the `relay analyze` options it needs (`--filter`,
-/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`, `--strict-publication`).
+/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`, `--strict-publication`,
+/// `--fields`).
 fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
     let mut options = pipeline::Options::default();
     let mut filters = FilterConfig::default();
@@ -68,6 +73,13 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--entry-roots" => options.entries.roots = true,
             "--collapse-scc" => options.collapse_at = value().parse().unwrap(),
             "--strict-publication" => options.strict_publication = true,
+            "--fields" => {
+                options.fields = match value() {
+                    "insensitive" => relay::pta::FieldMode::Insensitive,
+                    "field-based" => relay::pta::FieldMode::FieldBased,
+                    other => panic!("--fields {other}"),
+                }
+            }
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

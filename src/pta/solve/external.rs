@@ -137,6 +137,9 @@ impl Solver<'_> {
                     let held = self.pts(slot);
                     self.join(held, w);
                 }
+                // What the objects unknown code holds point to, it holds too.
+                let held = self.pts(w);
+                self.join(held, w);
                 w
             }
         };
