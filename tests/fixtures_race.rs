@@ -17,11 +17,7 @@ use relay::pipeline;
 use relay::race::FilterConfig;
 
 /// Fixtures whose annotations need a later stage, and why.
-const PENDING: &[(&str, &str)] = &[(
-    "escaped_members.c",
-    "field-based classes keep the members of a record handed to unknown code apart from the \
-     unknown code's memory (README, known misses; escaped_members_insensitive.c passes)",
-)];
+const PENDING: &[(&str, &str)] = &[];
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
 enum Expect {

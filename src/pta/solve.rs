@@ -26,6 +26,9 @@ struct Solver<'p> {
     unknown_calls: Vec<UnknownCall>,
     /// Callbacks handed to models: (the value's node, how it runs, the call).
     handed: Vec<Handed>,
+    /// Records whose pointers unknown code was handed: their members join the unknown code's
+    /// memory once the callbacks are bound (see `unknown_memory`).
+    handed_records: Vec<RecordId>,
     /// The memory unknown externals see ([`Solver::unknown_memory`]), once one is called.
     world: Option<u32>,
 }
@@ -97,6 +100,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
         cast_to_data: vec![false; program.functions.len()],
         unknown_calls: Vec::new(),
         handed: Vec::new(),
+        handed_records: Vec::new(),
         world: None,
     };
     s.p.callbacks = super::callbacks::CallbackTable::new(&s.models);
@@ -146,6 +150,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
         }
     }
     s.bind_unknown_callbacks();
+    s.members_to_unknown_memory();
     s.finish()
 }
 

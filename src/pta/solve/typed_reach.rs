@@ -79,7 +79,7 @@ impl Solver<'_> {
 
     /// The record an argument leads to: its pointee's, and in the field-based mode through
     /// casts and any number of pointers (`(void *)c`, `struct h **` for an out-parameter).
-    fn argument_record(&self, f: FuncId, e: &Expr) -> Option<RecordId> {
+    pub(super) fn argument_record(&self, f: FuncId, e: &Expr) -> Option<RecordId> {
         let direct = crate::pta::signature::pointee_record(self.program, f, e);
         if direct.is_some() || !self.typed_reach() {
             return direct;
@@ -135,14 +135,7 @@ impl Solver<'_> {
         let mut seen = vec![record];
         let mut stack = vec![record];
         while let Some(r) = stack.pop() {
-            let fields: Vec<(Name, TypeId)> = self
-                .program
-                .types
-                .record(r)
-                .fields
-                .iter()
-                .map(|fd| (fd.name, fd.ty))
-                .collect();
+            let fields = self.fields_of(r);
             for (name, ty) in fields {
                 let node = self.p.field_nodes.get(&(r, name)).copied();
                 let next = match self.member_kind(ty) {
@@ -167,16 +160,60 @@ impl Solver<'_> {
                     self.program.types.as_record(ty)
                 };
                 if let Some(inner) = next {
-                    if !seen.contains(&inner) && seen.len() < MAX_RECORDS {
-                        seen.push(inner);
-                        stack.push(inner);
-                    }
+                    walk_into(&mut seen, &mut stack, inner);
                 }
             }
         }
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Unknown code handed a pointer to a `record` reaches the objects behind its members (by
+    /// type: members of records nested in it and of the records its members point to): a
+    /// pointer member may hold unknown memory, and what it holds is unknown memory's. In the
+    /// field-based mode a member's node is shared by every object of its record.
+    pub(super) fn members_to_world(&mut self, record: RecordId, world: u32) {
+        if !self.typed_reach() {
+            return;
+        }
+        let mut seen = vec![record];
+        let mut stack = vec![record];
+        while let Some(r) = stack.pop() {
+            let fields = self.fields_of(r);
+            for (name, ty) in fields {
+                let kind = self.member_kind(ty);
+                if !matches!(kind, Member::Nothing) || self.holds_pointer(ty) {
+                    if let Some(&n) = self.p.field_nodes.get(&(r, name)) {
+                        self.assign(n, world);
+                    }
+                }
+                if let Member::Record(inner) = kind {
+                    walk_into(&mut seen, &mut stack, inner);
+                }
+            }
+        }
+    }
+
+    /// The members of record `r`: names and types.
+    fn fields_of(&self, r: RecordId) -> Vec<(Name, TypeId)> {
+        self.program
+            .types
+            .record(r)
+            .fields
+            .iter()
+            .map(|fd| (fd.name, fd.ty))
+            .collect()
+    }
+
+    /// A pointer member, or an array of them (to numbers too: `char *name`).
+    fn holds_pointer(&self, ty: TypeId) -> bool {
+        let types = &self.program.types;
+        let mut t = ty;
+        while let TypeKind::Array { elem, .. } = types.kind(t) {
+            t = *elem;
+        }
+        types.pointee(t).is_some()
     }
 
     /// The functions in the class node `n` points to.
@@ -214,5 +251,13 @@ impl Solver<'_> {
             _ if types.is_arithmetic(p) => Member::Nothing,
             _ => Member::Untyped,
         }
+    }
+}
+
+/// Queues record `inner` for a walk over records (each once, at most [`MAX_RECORDS`]).
+fn walk_into(seen: &mut Vec<RecordId>, stack: &mut Vec<RecordId>, inner: RecordId) {
+    if !seen.contains(&inner) && seen.len() < MAX_RECORDS {
+        seen.push(inner);
+        stack.push(inner);
     }
 }
