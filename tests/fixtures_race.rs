@@ -48,8 +48,7 @@ fn annotations(text: &str) -> Vec<(u32, Expect)> {
 }
 
 /// A fixture's `// relay-args:` line: the `relay analyze` options it needs (`--filter`,
-/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`, `--strict-publication`,
-/// `--fields`).
+/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`, `--strict-publication`).
 fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
     let mut options = pipeline::Options::default();
     let mut filters = FilterConfig::default();
@@ -69,13 +68,6 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--entry-roots" => options.entries.roots = true,
             "--collapse-scc" => options.collapse_at = value().parse().unwrap(),
             "--strict-publication" => options.strict_publication = true,
-            "--fields" => {
-                options.fields = match value() {
-                    "insensitive" => relay::pta::FieldMode::Insensitive,
-                    "field-based" => relay::pta::FieldMode::FieldBased,
-                    other => panic!("--fields {other}"),
-                }
-            }
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

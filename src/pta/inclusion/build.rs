@@ -358,10 +358,10 @@ impl<'p> Builder<'p> {
                 // A pointer from unknown code calls unknown code; one that points to no
                 // function and nowhere unknown is never called (whatever it is, nothing in the
                 // program stores a function there).
-                let known: Vec<u32> = values.iter().flatten().copied().collect();
+                let passed: Vec<u32> = values.iter().flatten().copied().collect();
                 let members = self.members_of_args(f, args);
                 match self.val(f, loc, callee) {
-                    Some(p) => self.graph.call_if_opaque(p, known, members, result),
+                    Some(p) => self.graph.call_if_opaque(p, passed, members, result),
                     None => self.unknown(f, &values, args, result),
                 }
                 self.pta

@@ -246,10 +246,13 @@ impl Graph {
                 for &s in &stores {
                     self.store_into(s, o);
                 }
-                if self.opaque.is_some_and(|(opaque, _)| opaque == o) {
-                    for call in self.opaque_calls.remove(&n).unwrap_or_default() {
-                        self.call_unknown(&call);
-                    }
+            }
+            if self
+                .opaque
+                .is_some_and(|(opaque, _)| delta.contains(opaque))
+            {
+                for call in self.opaque_calls.remove(&n).unwrap_or_default() {
+                    self.call_unknown(&call);
                 }
             }
             let mut succs = self.copy[n as usize].clone();

@@ -170,6 +170,22 @@ impl Solver<'_> {
             self.assign(l, world);
         }
     }
+
+    /// Unknown code handed a record reaches what its members point to (by type, in the
+    /// field-based mode, where a member's node is shared by every object of its record). Done
+    /// after the callbacks are bound: which functions unknown code may call back is decided by
+    /// the members' declared types (`typed_reach`), not by the classes this widens.
+    pub(super) fn members_to_unknown_memory(&mut self) {
+        let Some(world) = self.world else {
+            return;
+        };
+        let mut records = std::mem::take(&mut self.handed_records);
+        records.sort_unstable();
+        records.dedup();
+        for r in records {
+            self.members_to_world(r, world);
+        }
+    }
 }
 
 /// Whether `e` is a pointer to data (not to a function: callbacks are bound apart).
@@ -206,22 +222,4 @@ fn pointer_to_data(types: &crate::ir::types::TypeTable, t: TypeId) -> bool {
     types
         .pointee(t)
         .is_some_and(|p| !matches!(types.kind(p), crate::ir::types::TypeKind::Function { .. }))
-}
-
-impl Solver<'_> {
-    /// Unknown code handed a record reaches what its members point to (by type, in the
-    /// field-based mode, where a member's node is shared by every object of its record). Done
-    /// after the callbacks are bound: which functions unknown code may call back is decided by
-    /// the members' declared types (`typed_reach`), not by the classes this widens.
-    pub(super) fn members_to_unknown_memory(&mut self) {
-        let Some(world) = self.world else {
-            return;
-        };
-        let mut records = std::mem::take(&mut self.handed_records);
-        records.sort_unstable();
-        records.dedup();
-        for r in records {
-            self.members_to_world(r, world);
-        }
-    }
 }
