@@ -135,6 +135,7 @@ impl Analysis {
             entries: &self.entries,
             type_alias: self.type_alias,
             objects: self.objects.as_ref(),
+            progress: false,
         };
         race::warnings(&input, filters)
     }

@@ -7,6 +7,8 @@ pub const PLAIN_PROGRESS_SECS: u64 = 30;
 /// Progress for a stderr that is not a terminal: `summaries: 1200/34214 functions (4 %), 60 s`.
 pub struct PlainProgress {
     what: &'static str,
+    /// What is counted (`functions`).
+    unit: &'static str,
     start: std::time::Instant,
     last: std::time::Instant,
     done: u64,
@@ -14,10 +16,11 @@ pub struct PlainProgress {
 }
 
 impl PlainProgress {
-    pub fn new(what: &'static str, total: u64) -> Self {
+    pub fn new(what: &'static str, unit: &'static str, total: u64) -> Self {
         let now = std::time::Instant::now();
         PlainProgress {
             what,
+            unit,
             start: now,
             last: now,
             done: 0,
@@ -36,10 +39,11 @@ impl PlainProgress {
         if self.last.elapsed().as_secs() >= PLAIN_PROGRESS_SECS {
             self.last = std::time::Instant::now();
             eprintln!(
-                "{}: {}/{} functions ({} %), {} s{detail}",
+                "{}: {}/{} {} ({} %), {} s{detail}",
                 self.what,
                 self.done,
                 self.total,
+                self.unit,
                 100 * self.done / self.total.max(1),
                 self.start.elapsed().as_secs()
             );

@@ -188,6 +188,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         entries: &analysis.entries,
         type_alias: !args.no_type_alias,
         objects: analysis.objects.as_ref(),
+        progress: !quiet,
     };
     let info = RunInfo {
         units: totals.units,
@@ -223,7 +224,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             run.info = info;
             run
         }
-        None => SavedRun::new(&input, info),
+        // The pair stage runs on the analysis pool (`-j`).
+        None => pool.install(|| SavedRun::new(&input, info)),
     };
     let t3 = Instant::now();
     run.times = vec![

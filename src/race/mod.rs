@@ -3,6 +3,8 @@
 //! ([`filters`]), the report built from the result ([`report`]), and the saved run
 //! ([`saved`]) every report is made from, so that `relay report` needs no re-analysis.
 
+mod candidates;
+mod check;
 pub mod entries;
 pub mod filters;
 mod objects;
@@ -61,6 +63,8 @@ pub struct RaceInput<'a> {
     pub type_alias: bool,
     /// Accesses whose sites touch disjoint objects are not paired ([`objects`]).
     pub objects: Option<&'a crate::pta::inclusion::SiteObjects>,
+    /// Progress of the pair stage on stderr.
+    pub progress: bool,
 }
 
 /// Every racing pair before filters, sorted by access locations, with its filter facts.

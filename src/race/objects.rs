@@ -4,8 +4,6 @@
 //! was merged from); one with more witnesses than a summary keeps, or with a site whose objects
 //! are unknown, proves nothing.
 
-use std::cell::RefCell;
-
 use rustc_hash::FxHashMap;
 
 use crate::pta::inclusion::{Bits, Interner, SiteObjects};
@@ -16,11 +14,11 @@ use crate::summary::{AccessView, Witness};
 pub(super) struct AccessObjects<'s> {
     sites: &'s SiteObjects,
     sets: Interner,
-    /// By witness list (accesses share them: rebound copies, interned views).
-    by_witnesses: FxHashMap<(*const Witness, usize), Option<u32>>,
+    /// By witness list (accesses share them: rebound copies, interned views): its address
+    /// and length.
+    by_witnesses: FxHashMap<(usize, usize), Option<u32>>,
     /// Own number of each site set met alone.
     by_site_set: FxHashMap<u32, u32>,
-    disjoint: RefCell<FxHashMap<(u32, u32), bool>>,
 }
 
 impl<'s> AccessObjects<'s> {
@@ -30,13 +28,12 @@ impl<'s> AccessObjects<'s> {
             sets: Interner::default(),
             by_witnesses: FxHashMap::default(),
             by_site_set: FxHashMap::default(),
-            disjoint: RefCell::default(),
         }
     }
 
     /// The objects an access may touch (an interned set), `None` when unknown.
     pub(super) fn of(&mut self, a: &AccessView<'_>) -> Option<u32> {
-        let key = (a.witnesses.as_ptr(), a.witnesses.len());
+        let key = (a.witnesses.as_ptr() as usize, a.witnesses.len());
         if let Some(&id) = self.by_witnesses.get(&key) {
             return id;
         }
@@ -68,8 +65,14 @@ impl<'s> AccessObjects<'s> {
         Some(self.sets.intern(all))
     }
 
-    /// Whether both accesses' objects are known and disjoint.
-    pub(super) fn disjoint(&self, x: Option<u32>, y: Option<u32>) -> bool {
+    /// Whether both accesses' objects are known and disjoint (`memo`: the answers so far, a
+    /// worker's own).
+    pub(super) fn disjoint(
+        &self,
+        x: Option<u32>,
+        y: Option<u32>,
+        memo: &mut FxHashMap<(u32, u32), bool>,
+    ) -> bool {
         let (Some(x), Some(y)) = (x, y) else {
             return false;
         };
@@ -77,9 +80,7 @@ impl<'s> AccessObjects<'s> {
             return false;
         }
         let key = (x.min(y), x.max(y));
-        *self
-            .disjoint
-            .borrow_mut()
+        *memo
             .entry(key)
             .or_insert_with(|| !self.sites.may_share(self.sets.set(x), self.sets.set(y)))
     }

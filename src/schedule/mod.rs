@@ -319,7 +319,7 @@ pub fn run_with<A: SccAnalysis>(
 
     // Not a terminal (CI logs, `2> file`): a plain line every PLAIN_PROGRESS_SECS instead.
     let mut plain = (opts.progress && !std::io::stderr().is_terminal())
-        .then(|| crate::progress::PlainProgress::new("summaries", total_work));
+        .then(|| crate::progress::PlainProgress::new("summaries", "functions", total_work));
     let bar = if opts.progress && std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(total_work);
         bar.set_style(

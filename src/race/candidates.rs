@@ -1,0 +1,297 @@
+//! The accesses the pair check compares, bucketed and grouped.
+//!
+//! Every entry brings all its accesses (its own and those of the collapsed SCCs it reaches), so
+//! entries that reach the same code bring the same accesses again: on the kernel, every thread
+//! entry that reaches the SCC of ~39,000 functions brings its ~79,000 shared accesses. Paired
+//! one entry at a time, a bucket of `m` accesses performed by `k` entries costs `(k·m)²` checks.
+//! Here an access is a [`Group`]: everything the check reads of it (path, lockset, kind, class,
+//! phase, sites, object classes), with the list of entries that perform it. The check runs once
+//! per pair of groups and looks at the entries only where its verdict depends on them
+//! (`super::pairs`).
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::entries::{EntryOrigin, ThreadEntry};
+use super::objects::AccessObjects;
+use crate::pta::PointsTo;
+use crate::summary::path::Classes;
+use crate::summary::{
+    AccessKind, AccessView, Path, Phase, RelativeLockset, Root, Step, Summaries, Witness,
+};
+
+/// One access, as the pair check sees it, and the entries that perform it.
+pub(super) struct Group<'a> {
+    /// The access (with the first performer's witnesses).
+    pub access: AccessView<'a>,
+    /// The class of the object the access lies in, when it proves two accesses apart.
+    pub object: Option<u32>,
+    /// The class of the object the access lies in, and whether the access is to all of it
+    /// (`memset(p, …)` on untyped memory, `free(p)`): in the field-based mode its members are
+    /// classes of their own, so such an access is also paired with every member access.
+    pub within: Option<(u32, bool)>,
+    /// The objects its sites may touch, by the inclusion-based points-to (`super::objects`).
+    pub objects: Option<u32>,
+    /// The entries that perform it, in entry order, each once, with their witnesses (the same
+    /// sites, reached through their own call chains).
+    pub performers: Vec<Performer<'a>>,
+    /// Those of the performers that run once (do not race with themselves), sorted; equal
+    /// lists are one list.
+    pub once: Arc<[usize]>,
+    /// Some performer's access may be ordered by its phase (`super::check::ordered`): made
+    /// before its first thread creation, or after its joins, by an entry that orders another.
+    pub may_order: bool,
+    /// A lock of the access is reached from the thread argument, and some performer knows the
+    /// global object its argument is (`super::check::instantiate`).
+    pub arg_locks: bool,
+}
+
+#[derive(Copy, Clone)]
+pub(super) struct Performer<'a> {
+    /// Index into the entries.
+    pub entry: usize,
+    pub witnesses: &'a [Witness],
+}
+
+impl<'a> Group<'a> {
+    /// The access as `p` performs it.
+    pub fn view(&self, p: &Performer<'a>) -> AccessView<'a> {
+        AccessView {
+            witnesses: p.witnesses,
+            ..self.access
+        }
+    }
+}
+
+/// The key accesses are bucketed by: their class, or their path when it has none.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Bucket {
+    Class(u32),
+    Path(Path),
+}
+
+/// The groups of a run, and the buckets (points-to classes) that hold them.
+pub(super) struct Candidates<'a> {
+    pub groups: Vec<Group<'a>>,
+    /// Group indices per bucket, in order of creation; buckets in key order.
+    pub buckets: Vec<Vec<u32>>,
+}
+
+/// What makes two accesses one group: everything the pair check reads of them. Paths and
+/// locksets are interned program-wide, so equal ones are the same object; sites are compared
+/// by location.
+struct GroupKey<'a> {
+    path: *const Path,
+    locks: *const RelativeLockset,
+    kind: AccessKind,
+    atomic: bool,
+    class: Option<u32>,
+    phase: Phase,
+    object: Option<u32>,
+    within: Option<(u32, bool)>,
+    objects: Option<u32>,
+    witnesses: &'a [Witness],
+}
+
+impl PartialEq for GroupKey<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            self.path,
+            self.locks,
+            self.kind,
+            self.atomic,
+            self.class,
+            self.phase,
+        ) == (o.path, o.locks, o.kind, o.atomic, o.class, o.phase)
+            && (self.object, self.within, self.objects) == (o.object, o.within, o.objects)
+            && same_sites(self.witnesses, o.witnesses)
+    }
+}
+
+impl Eq for GroupKey<'_> {}
+
+impl Hash for GroupKey<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (self.path, self.locks, self.kind, self.atomic, self.class).hash(h);
+        (self.phase, self.object, self.within, self.objects).hash(h);
+        for w in self.witnesses {
+            w.loc.hash(h);
+        }
+    }
+}
+
+pub(super) fn same_sites(x: &[Witness], y: &[Witness]) -> bool {
+    x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a.loc == b.loc)
+}
+
+impl<'a> Candidates<'a> {
+    /// The accesses of every entry, grouped and bucketed.
+    pub fn collect(
+        input: &super::RaceInput<'_>,
+        sums: &'a Summaries,
+        objects: &mut Option<AccessObjects<'_>>,
+    ) -> Candidates<'a> {
+        let (program, pta, entries) = (input.program, input.pta, input.entries);
+        let mut groups: Vec<Group<'a>> = Vec::new();
+        let mut index: FxHashMap<GroupKey<'a>, u32> = FxHashMap::default();
+        let mut buckets: BTreeMap<Bucket, Vec<u32>> = BTreeMap::new();
+        // Escaped callbacks are interchangeable for the check (each may run at any time, in any
+        // thread, several at once, ordered with nothing): an access that several of them
+        // perform (through a common callee) is paired once, under the first of them.
+        let mut pooled = FxHashSet::default();
+        for (i, e) in entries.iter().enumerate() {
+            let Some(s) = sums.get(e.func) else { continue };
+            let interchangeable = is_interchangeable(e);
+            let classes = Classes {
+                program,
+                pta,
+                func: e.func,
+            };
+            for a in s.all_accesses() {
+                if interchangeable && !pooled.insert(PoolKey::of(&a)) {
+                    continue;
+                }
+                let object = classes.object_class(a.path).map(|o| pta.class(o));
+                let key = GroupKey {
+                    path: a.path,
+                    locks: a.locks,
+                    kind: a.kind,
+                    atomic: a.atomic,
+                    class: a.class,
+                    phase: a.phase,
+                    object: object.filter(|&o| separates(pta, o)),
+                    within: object.map(|o| (o, a.class == Some(o))),
+                    objects: objects.as_mut().and_then(|o| o.of(&a)),
+                    witnesses: a.witnesses,
+                };
+                let performer = Performer {
+                    entry: i,
+                    witnesses: a.witnesses,
+                };
+                if let Some(&g) = index.get(&key) {
+                    let g = &mut groups[g as usize];
+                    // The same access twice in one entry (an own one equal to a shared one)
+                    // is one performance.
+                    if g.performers.last().is_none_or(|p| p.entry != i) {
+                        g.performers.push(performer);
+                    }
+                    continue;
+                }
+                let id = groups.len() as u32;
+                groups.push(Group {
+                    access: a,
+                    object: key.object,
+                    within: key.within,
+                    objects: key.objects,
+                    performers: vec![performer],
+                    once: Arc::from([]),
+                    may_order: false,
+                    arg_locks: false,
+                });
+                index.insert(key, id);
+                let bucket = match a.class {
+                    Some(c) => Bucket::Class(c),
+                    None => Bucket::Path(a.path.clone()),
+                };
+                buckets.entry(bucket).or_default().push(id);
+            }
+        }
+        finish_groups(&mut groups, entries);
+        Candidates {
+            groups,
+            buckets: buckets.into_values().collect(),
+        }
+    }
+}
+
+/// What the check reads of a group's performers, computed once.
+pub(super) fn finish_groups(groups: &mut [Group<'_>], entries: &[ThreadEntry]) {
+    // Per entry, whether its accesses in each phase may be ordered with some other entry:
+    // it runs once and orders a thread it starts (before its first creation, after its joins).
+    let orders = |by: fn(&ThreadEntry) -> &Vec<crate::ir::FuncId>| -> Vec<bool> {
+        let ordering: FxHashSet<_> = entries.iter().flat_map(|e| by(e).iter().copied()).collect();
+        entries
+            .iter()
+            .map(|e| !e.multiple && ordering.contains(&e.func))
+            .collect()
+    };
+    let (before, joined) = (orders(|e| &e.ordered_by), orders(|e| &e.joined_by));
+    let mut lists: FxHashMap<Vec<usize>, Arc<[usize]>> = FxHashMap::default();
+    for g in groups {
+        let once: Vec<usize> = g
+            .performers
+            .iter()
+            .map(|p| p.entry)
+            .filter(|&e| !entries[e].multiple)
+            .collect();
+        g.once = lists
+            .entry(once)
+            .or_insert_with_key(|k| Arc::from(k.as_slice()))
+            .clone();
+        let ordering = match g.access.phase {
+            Phase::Before => Some(&before),
+            Phase::Joined => Some(&joined),
+            Phase::Threaded => None,
+        };
+        g.may_order = ordering.is_some_and(|o| g.performers.iter().any(|p| o[p.entry]));
+        g.arg_locks =
+            g.access.locks.plus.iter().any(|l| {
+                l.path.root == Root::Formal(0) && l.path.steps.first() == Some(&Step::Deref)
+            }) && g.performers.iter().any(|p| entries[p.entry].arg.is_some());
+    }
+}
+
+/// An entry that may run at any time, in any thread, several at once, ordered with nothing and
+/// with no known argument: an escaped callback.
+fn is_interchangeable(e: &ThreadEntry) -> bool {
+    matches!(e.origin, EntryOrigin::Callback { .. })
+        && e.multiple
+        && !e.is_main
+        && e.ordered_by.is_empty()
+        && e.joined_by.is_empty()
+        && e.arg.is_none()
+}
+
+/// What pools an escaped callback's access with another's: the access and its sites (hashed:
+/// the same access at other lines is another one, or a pooled callback would hide its sites).
+#[derive(PartialEq, Eq, Hash)]
+struct PoolKey {
+    path: *const Path,
+    locks: *const RelativeLockset,
+    kind: AccessKind,
+    atomic: bool,
+    class: Option<u32>,
+    phase: Phase,
+    sites: u64,
+}
+
+impl PoolKey {
+    fn of(a: &AccessView<'_>) -> PoolKey {
+        PoolKey {
+            path: a.path,
+            locks: a.locks,
+            kind: a.kind,
+            atomic: a.atomic,
+            class: a.class,
+            phase: a.phase,
+            sites: {
+                let mut h = rustc_hash::FxHasher::default();
+                for w in a.witnesses {
+                    w.loc.hash(&mut h);
+                }
+                h.finish()
+            },
+        }
+    }
+}
+
+/// Whether the class of the object an access lies in separates it from accesses in objects of
+/// other classes: not when an object of the class may be a member of another (a pointer into a
+/// member reaches the object around it by `container_of` or a cast, and that object's class is
+/// another).
+fn separates(pta: &PointsTo, object: u32) -> bool {
+    !pta.is_interior(object)
+}

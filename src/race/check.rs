@@ -1,0 +1,664 @@
+//! Figure 7's test for a pair of access groups ([`super::candidates`]), counting the stage each
+//! pair of performances fails at (Chord's pipeline: considered → may alias → concurrent →
+//! unlocked).
+//!
+//! A pair of groups stands for every pair of their performers (entry pairs). Most of the test
+//! reads only the accesses; where it reads the entries — an entry run once does not race with
+//! itself, thread-private arguments, the ordering by thread creation and joins, a lock reached
+//! from the thread's argument — and the groups make that matter, the entry pairs are tested one
+//! by one. Otherwise one test decides for all, and the counts are multiplied.
+
+use rustc_hash::FxHashMap;
+
+use super::candidates::{Group, Performer};
+use super::entries::ThreadEntry;
+use super::objects::AccessObjects;
+use super::pairs::{Pair, PairStats, Side};
+use crate::ir::types::RecordKind;
+use crate::link::Program;
+use crate::models::LockMode;
+use crate::summary::{AccessKind, AccessView, Path, Phase, Root, Step};
+
+/// What the test of a pair reads besides the two groups.
+pub(super) struct PairContext<'p> {
+    pub program: &'p Program,
+    pub entries: &'p [ThreadEntry],
+    /// Type-aware aliasing on ([`super::types`]).
+    pub type_alias: bool,
+    /// Distinct objects on ([`super::objects`]).
+    pub objects: Option<AccessObjects<'p>>,
+}
+
+/// A worker's own state: its counts and memo tables.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pub stats: PairStats,
+    /// Disjointness of two object sets ([`AccessObjects::disjoint`]).
+    pub disjoint: FxHashMap<(u32, u32), bool>,
+}
+
+impl PairContext<'_> {
+    fn multiple(&self, p: &Performer<'_>) -> bool {
+        self.entries[p.entry].multiple
+    }
+
+    /// Whether two performances form a pair: two different entries, or one that runs more than
+    /// once (concurrent with itself).
+    fn valid(&self, p: &Performer<'_>, q: &Performer<'_>) -> bool {
+        p.entry != q.entry || self.multiple(p)
+    }
+
+    /// Calls `f` on every pair of performances of `x` and `y` (unordered, each with itself too,
+    /// when they are one group) that forms a pair, in performer order; stops when `f` says so.
+    fn each_pair<'a>(
+        &self,
+        x: &Group<'a>,
+        y: &Group<'a>,
+        same: bool,
+        mut f: impl FnMut(&Performer<'a>, &Performer<'a>) -> bool,
+    ) {
+        for (i, p) in x.performers.iter().enumerate() {
+            let others = if same {
+                &y.performers[i..]
+            } else {
+                &y.performers[..]
+            };
+            for q in others {
+                if self.valid(p, q) && !f(p, q) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// How many pairs of performances `x` and `y` form (see [`PairContext::each_pair`]).
+    fn count_pairs(&self, x: &Group<'_>, y: &Group<'_>, same: bool) -> usize {
+        let n = x.performers.len();
+        if same {
+            // Performers are different entries: every two of them, and each with itself when
+            // it runs more than once.
+            return n * (n - 1) / 2 + (n - x.once.len());
+        }
+        let both_once = if x.once.is_empty() || y.once.is_empty() {
+            0
+        } else {
+            sorted_intersection(&x.once, &y.once)
+        };
+        n * y.performers.len() - both_once
+    }
+}
+
+fn sorted_intersection(x: &[usize], y: &[usize]) -> usize {
+    if std::ptr::eq(x, y) {
+        return x.len();
+    }
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The test of every pair of performances of `x` and `y` (one group with itself when `same`):
+/// the race between the first pair that races, if any.
+pub(super) fn check<'a>(
+    cx: &PairContext<'_>,
+    x: &Group<'a>,
+    y: &Group<'a>,
+    same: bool,
+    scratch: &mut Scratch,
+) -> Option<Pair<'a>> {
+    let (a, b) = (&x.access, &y.access);
+    if a.kind != AccessKind::Write && b.kind != AccessKind::Write {
+        return None;
+    }
+    let n = cx.count_pairs(x, y, same);
+    if n == 0 {
+        return None;
+    }
+    let stats = &mut scratch.stats;
+    stats.considered += n;
+    if matches!((x.object, y.object), (Some(p), Some(q)) if p != q)
+        || !may_alias(cx.program, a.path, b.path)
+    {
+        return None;
+    }
+    // Thread-private arguments concern two performances by one entry; the rest of the test
+    // depends on the entries only through ordering and argument locks.
+    let private = own_argument_shape(a.path) && own_argument_shape(b.path);
+    let entry_dependent = private || x.may_order || y.may_order || x.arg_locks || y.arg_locks;
+    let mut kept = n;
+    if private {
+        let entries = cx.entries;
+        cx.each_pair(x, y, same, |p, q| {
+            let e = &entries[p.entry];
+            if p.entry == q.entry && in_own_argument(e, a.path) && in_own_argument(e, b.path) {
+                kept -= 1;
+            }
+            true
+        });
+        stats.private_arg += n - kept;
+        if kept == 0 {
+            return None;
+        }
+    }
+    if cx.type_alias && super::types::incompatible(cx.program, a.path, b.path) {
+        stats.type_alias += kept;
+        return None;
+    }
+    if let Some(objects) = &cx.objects {
+        if objects.disjoint(x.objects, y.objects, &mut scratch.disjoint) {
+            scratch.stats.distinct_objects += kept;
+            return None;
+        }
+    }
+    let stats = &mut scratch.stats;
+    stats.may_alias += kept;
+    if !entry_dependent {
+        // One verdict for every pair: tested on the first.
+        let mut first = None;
+        cx.each_pair(x, y, same, |p, q| {
+            first = Some((*p, *q));
+            false
+        });
+        let (p, q) = first?;
+        stats.concurrent += kept;
+        let (ep, eq) = (&cx.entries[p.entry], &cx.entries[q.entry]);
+        if (a.atomic && b.atomic) || protected((ep, a), (eq, b)) {
+            return None;
+        }
+        stats.unlocked += kept;
+        return Some(race(cx, x, &p, y, &q));
+    }
+    let mut racing = None;
+    cx.each_pair(x, y, same, |p, q| {
+        let (ep, eq) = (&cx.entries[p.entry], &cx.entries[q.entry]);
+        let own = p.entry == q.entry && in_own_argument(ep, a.path) && in_own_argument(ep, b.path);
+        if private && own {
+            return true;
+        }
+        if ordered(ep, a, eq) || ordered(eq, b, ep) {
+            return true;
+        }
+        stats.concurrent += 1;
+        if (a.atomic && b.atomic) || protected((ep, a), (eq, b)) {
+            return true;
+        }
+        stats.unlocked += 1;
+        racing.get_or_insert((*p, *q));
+        true
+    });
+    let (p, q) = racing?;
+    Some(race(cx, x, &p, y, &q))
+}
+
+/// The race between `p`'s performance of `x` and `q`'s of `y`, its sides in location order.
+fn race<'a>(
+    cx: &PairContext<'_>,
+    x: &Group<'a>,
+    p: &Performer<'a>,
+    y: &Group<'a>,
+    q: &Performer<'a>,
+) -> Pair<'a> {
+    let side = |g: &Group<'a>, p: &Performer<'a>| Side {
+        entry: cx.entries[p.entry].func,
+        access: g.view(p),
+        also: Vec::new(),
+    };
+    let (x, y) = (side(x, p), side(y, q));
+    let key = |s: &Side<'_>| (s.access.witness().loc, s.entry);
+    let (first, second) = if key(&x) <= key(&y) { (x, y) } else { (y, x) };
+    Pair { first, second }
+}
+
+/// The paths thread-private arguments can apply to: inside the thread argument's object.
+fn own_argument_shape(path: &Path) -> bool {
+    path.root == Root::Formal(0)
+        && path.steps.first() == Some(&Step::Deref)
+        && !path.steps[1..].contains(&Step::Deref)
+}
+
+/// Thread-private arguments: an access of an entry whose every creation hands it an object of
+/// its own, inside that object (the formal's pointee, members and elements, no pointer loaded
+/// from memory on the way). Two instances of the entry access two objects there.
+fn in_own_argument(e: &ThreadEntry, path: &Path) -> bool {
+    e.private_arg
+        && path.root == Root::Formal(0)
+        && path.steps.first() == Some(&Step::Deref)
+        && !path.steps[1..].contains(&Step::Deref)
+        // An element's own members only: `arg[1]` is the next element.
+        && (!e.private_element || !matches!(path.steps.get(1), Some(s) if s.is_element()))
+}
+
+/// The ordering analysis (thread creation history): an access of an entry that runs once
+/// (`main`, a thread started once), made before its first thread creation, precedes every thread
+/// created only inside it (directly or by such threads); one made after it joined all the
+/// threads it created follows every thread that cannot outlive them.
+fn ordered(mine: &ThreadEntry, a: &AccessView<'_>, other: &ThreadEntry) -> bool {
+    let by = match a.phase {
+        Phase::Before => &other.ordered_by,
+        Phase::Joined => &other.joined_by,
+        Phase::Threaded => return false,
+    };
+    !mine.multiple && by.binary_search(&mine.func).is_ok()
+}
+
+/// Whether a lock held at both accesses keeps them apart: a lock both hold, at least one side
+/// exclusively, that names one lock in both threads. A global lock (or one reached from a
+/// global) does; a lock reached from a thread's argument or a points-to representative
+/// (`d->lock`) names a different lock in each thread — it still protects the accesses that go
+/// through the same base (`d->count`): if the two `d` differ, so do the accesses
+/// (conditional must-not-alias, Naik & Aiken POPL 2007).
+///
+/// A lock reached from the thread's argument, when every creation passes the same global
+/// object, is that object's lock in every instance of the entry.
+fn protected(
+    (ea, a): (&ThreadEntry, &AccessView<'_>),
+    (eb, b): (&ThreadEntry, &AccessView<'_>),
+) -> bool {
+    a.locks.plus.iter().any(|la| {
+        b.locks.plus.iter().any(|lb| {
+            let exclusive = la.mode == LockMode::Exclusive || lb.mode == LockMode::Exclusive;
+            let (ra, rb) = (instantiate(&la.path, ea), instantiate(&lb.path, eb));
+            exclusive
+                && ((ra == rb && names_one_lock(&ra))
+                    || (la.path == lb.path && same_base(&la.path, a.path, b.path)))
+        })
+    })
+}
+
+/// A path of the entry's summary with the thread argument (`Formal(0)` dereferenced) replaced
+/// by the global object every creation passes, when there is one.
+fn instantiate(p: &Path, e: &ThreadEntry) -> Path {
+    match (&e.arg, p.root, p.steps.first()) {
+        (Some(arg), Root::Formal(0), Some(Step::Deref)) => arg.extended(&p.steps[1..]),
+        _ => p.clone(),
+    }
+}
+
+/// Global locks, members of globals, locks reached from a global pointer (RELAY's assumption
+/// that the pointer is not reassigned), and pseudo-locks (`rcu`). Never an element of an array
+/// of locks at a non-constant index (`m[i]`, `a[i].mutex`, `item_locks[hv & mask]`): paths do
+/// not keep such an index, so two threads may hold different elements; `m[3]` is one lock.
+fn names_one_lock(p: &Path) -> bool {
+    matches!(p.root, Root::Global(_) | Root::Pseudo(_)) && !indexed(p)
+}
+
+fn indexed(p: &Path) -> bool {
+    p.steps.contains(&Step::Index)
+}
+
+/// Two different constant elements of one array (`m[3]` and `m[4]`).
+fn different_elements(x: Option<&Step>, y: Option<&Step>) -> bool {
+    matches!((x, y), (Some(Step::Elem(a)), Some(Step::Elem(b))) if a != b)
+}
+
+/// Both accesses are in the same object `P` (their paths up to the last dereference agree), and
+/// the lock is reached from it (`P.lock`, or `*P.mutex` for a lock the object points to): if the
+/// two threads' `P` are one object they hold one lock, otherwise the accesses do not alias.
+fn same_base(lock: &Path, a: &Path, b: &Path) -> bool {
+    fn object(p: &Path) -> &[Step] {
+        let members = p
+            .steps
+            .iter()
+            .rev()
+            .take_while(|s| !matches!(s, Step::Deref))
+            .count();
+        &p.steps[..p.steps.len() - members]
+    }
+    let (oa, ob) = (object(a), object(b));
+    a.root == b.root
+        && oa == ob
+        && lock.root == a.root
+        && lock.steps.starts_with(oa)
+        && !indexed(lock)
+}
+
+/// RELAY's mayEqual, after the bucketing by class: sound syntactic checks that separate accesses
+/// of one class — two different variables, or two different members of one struct.
+fn may_alias(program: &Program, a: &Path, b: &Path) -> bool {
+    if let (Root::Global(x), Root::Global(y)) = (a.root, b.root) {
+        if x != y && !a.steps.contains(&Step::Deref) && !b.steps.contains(&Step::Deref) {
+            return false;
+        }
+    }
+    let different_members = |x: Option<&Step>, y: Option<&Step>| match (x, y) {
+        (Some(Step::Field(ra, fa)), Some(Step::Field(rb, fb))) if ra == rb && fa != fb => {
+            program.types.record(*ra).kind != RecordKind::Union
+        }
+        _ => false,
+    };
+    if different_members(a.steps.last(), b.steps.last()) {
+        return false;
+    }
+    // One object reached the same way, then two different members of it (`d->lock` and
+    // `d->pwr.ev`; `d->lock` as a whole, from a lock operation, and `d->pwr.ev`).
+    if a.root == b.root {
+        let common = a
+            .steps
+            .iter()
+            .zip(&b.steps)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let (x, y) = (a.steps.get(common), b.steps.get(common));
+        if different_members(x, y) || different_elements(x, y) {
+            return false;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::types::RecordId;
+    use crate::ir::{FuncId, GlobalId, Loc, Name};
+    use crate::summary::Lock;
+    use crate::summary::Witness;
+
+    fn field(n: u32) -> Step {
+        Step::Field(RecordId(0), Name(n))
+    }
+    /// `arg->f<n>` in a thread entry.
+    fn arg_member(n: u32) -> Path {
+        Path::new(Root::Formal(0)).with(Step::Deref).with(field(n))
+    }
+    fn entry(arg: Option<Path>) -> ThreadEntry {
+        ThreadEntry {
+            func: FuncId(0),
+            multiple: true,
+            is_main: false,
+            ordered_by: Vec::new(),
+            joined_by: Vec::new(),
+            arg,
+            private_arg: false,
+            private_element: false,
+            origin: crate::race::entries::EntryOrigin::Started,
+        }
+    }
+    fn lockset(locks: &[Path]) -> crate::summary::RelativeLockset {
+        let mut l = crate::summary::RelativeLockset::default();
+        for p in locks {
+            l.acquire(Lock {
+                path: p.clone(),
+                mode: LockMode::Exclusive,
+            });
+        }
+        l
+    }
+    fn protects(locks: &[Path], a: &Path, b: &Path, arg: Option<Path>) -> bool {
+        let l = lockset(locks);
+        let view = |p| AccessView {
+            path: p,
+            locks: &l,
+            kind: AccessKind::Write,
+            atomic: false,
+            class: None,
+            phase: Phase::Threaded,
+            witnesses: &[],
+        };
+        let e = entry(arg);
+        protected((&e, &view(a)), (&e, &view(b)))
+    }
+
+    #[test]
+    fn a_lock_through_the_thread_argument_protects_only_its_own_object() {
+        let lock = arg_member(1);
+        // `d->lock` held, `d->count` accessed: if the two `d` differ so do the accesses.
+        assert!(protects(
+            std::slice::from_ref(&lock),
+            &arg_member(2),
+            &arg_member(2),
+            None
+        ));
+        // `d->lock` held, a global accessed: different threads may hold different locks.
+        let g = Path::new(Root::Global(GlobalId(7)));
+        assert!(!protects(std::slice::from_ref(&lock), &g, &g, None));
+        // … unless every creation passes the same global object.
+        let dev = Path::new(Root::Global(GlobalId(3)));
+        assert!(protects(&[lock], &g, &g, Some(dev)));
+    }
+
+    #[test]
+    fn a_global_lock_protects_everything() {
+        let lock = Path::new(Root::Global(GlobalId(1)));
+        let g = Path::new(Root::Global(GlobalId(7)));
+        assert!(protects(&[lock], &g, &g, None));
+        assert!(!protects(&[], &g, &g, None));
+    }
+
+    #[test]
+    fn same_base_needs_the_lock_base_as_a_prefix_of_both_accesses() {
+        let lock = arg_member(1);
+        assert!(same_base(&lock, &arg_member(2), &arg_member(3)));
+        let other = Path::new(Root::Formal(1)).with(Step::Deref).with(field(2));
+        assert!(!same_base(&lock, &arg_member(2), &other));
+        // `db->mutex` points to the lock: `*db->mutex` guards `db->trace`.
+        let through = arg_member(4).with(Step::Deref);
+        assert!(same_base(&through, &arg_member(2), &arg_member(3)));
+        // A member of another object reached from `db` is not guarded by it.
+        let deeper = arg_member(5).with(Step::Deref).with(field(2));
+        assert!(!same_base(&lock, &deeper, &deeper));
+    }
+
+    #[test]
+    fn an_entry_run_once_orders_only_what_its_phases_say() {
+        let started = ThreadEntry {
+            ordered_by: vec![FuncId(7)],
+            ..entry(None)
+        };
+        let main = ThreadEntry {
+            func: FuncId(7),
+            is_main: true,
+            multiple: false,
+            ..entry(None)
+        };
+        let l = lockset(&[]);
+        let p = Path::new(Root::Global(GlobalId(1)));
+        let at = |phase| AccessView {
+            path: &p,
+            locks: &l,
+            kind: AccessKind::Write,
+            atomic: false,
+            class: None,
+            phase,
+            witnesses: &[],
+        };
+        assert!(ordered(&main, &at(Phase::Before), &started));
+        assert!(
+            !ordered(&main, &at(Phase::Joined), &started),
+            "not join-ordered"
+        );
+        assert!(!ordered(&main, &at(Phase::Threaded), &started));
+        assert!(
+            !ordered(&started, &at(Phase::Before), &main),
+            "only the starter's phases order"
+        );
+        // A thread started once orders what it starts, as `main` does; not when it runs twice.
+        let parent = ThreadEntry {
+            func: FuncId(3),
+            multiple: false,
+            ..entry(None)
+        };
+        let child = ThreadEntry {
+            ordered_by: vec![FuncId(3), FuncId(7)],
+            joined_by: vec![FuncId(3)],
+            ..entry(None)
+        };
+        assert!(ordered(&parent, &at(Phase::Before), &child));
+        assert!(ordered(&parent, &at(Phase::Joined), &child));
+        let twice = ThreadEntry {
+            multiple: true,
+            ..parent
+        };
+        assert!(!ordered(&twice, &at(Phase::Before), &child));
+    }
+
+    /// A program with nothing in it: `may_alias` and the type check read it only for members.
+    fn empty_program() -> Program {
+        let names = crate::ir::names::Names::new();
+        let out = crate::frontend::lower::lower_unit("t.c".to_string(), "int g;", &names);
+        let mut linker = crate::link::Linker::new(std::sync::Arc::new(names));
+        linker.add(0, out.unit);
+        linker.finish()
+    }
+
+    /// The test of one pair of performances, as it was before accesses were grouped.
+    fn one_pair(
+        cx: &PairContext<'_>,
+        (ei, a): (usize, &AccessView<'_>),
+        (ej, b): (usize, &AccessView<'_>),
+        stats: &mut PairStats,
+    ) -> bool {
+        let entries = cx.entries;
+        let writes = a.kind == AccessKind::Write || b.kind == AccessKind::Write;
+        if !writes || !(ei != ej || entries[ei].multiple) {
+            return false;
+        }
+        stats.considered += 1;
+        if !may_alias(cx.program, a.path, b.path) {
+            return false;
+        }
+        if ei == ej
+            && in_own_argument(&entries[ei], a.path)
+            && in_own_argument(&entries[ej], b.path)
+        {
+            stats.private_arg += 1;
+            return false;
+        }
+        stats.may_alias += 1;
+        if ordered(&entries[ei], a, &entries[ej]) || ordered(&entries[ej], b, &entries[ei]) {
+            return false;
+        }
+        stats.concurrent += 1;
+        if (a.atomic && b.atomic) || protected((&entries[ei], a), (&entries[ej], b)) {
+            return false;
+        }
+        stats.unlocked += 1;
+        true
+    }
+
+    #[test]
+    fn a_group_pair_counts_and_decides_as_its_performance_pairs_do() {
+        let program = empty_program();
+        // main (run once, orders t), t (run once), w (runs twice, private argument), c (runs
+        // twice, started with the global `dev` as its argument).
+        let main = ThreadEntry {
+            func: FuncId(0),
+            multiple: false,
+            is_main: true,
+            ..entry(None)
+        };
+        let t = ThreadEntry {
+            func: FuncId(1),
+            multiple: false,
+            ordered_by: vec![FuncId(0)],
+            ..entry(None)
+        };
+        let w = ThreadEntry {
+            func: FuncId(2),
+            private_arg: true,
+            ordered_by: vec![FuncId(0)],
+            joined_by: vec![FuncId(0)],
+            ..entry(None)
+        };
+        let c = ThreadEntry {
+            func: FuncId(3),
+            ..entry(Some(Path::new(Root::Global(GlobalId(3)))))
+        };
+        let entries = [main, t, w, c];
+        let cx = PairContext {
+            program: &program,
+            entries: &entries,
+            type_alias: false,
+            objects: None,
+        };
+        let g = Path::new(Root::Global(GlobalId(7)));
+        let own = arg_member(2);
+        let (none, arg_lock, global_lock) = (
+            lockset(&[]),
+            lockset(&[arg_member(1)]),
+            lockset(&[Path::new(Root::Global(GlobalId(1)))]),
+        );
+        let witness = [Witness {
+            loc: Loc::default(),
+            chain: Default::default(),
+            func: None,
+        }];
+        let mut accesses = Vec::new();
+        for path in [&g, &own] {
+            for locks in [&none, &arg_lock, &global_lock] {
+                for kind in [AccessKind::Read, AccessKind::Write] {
+                    for phase in [Phase::Before, Phase::Joined, Phase::Threaded] {
+                        accesses.push(AccessView {
+                            path,
+                            locks,
+                            kind,
+                            atomic: false,
+                            class: None,
+                            phase,
+                            witnesses: &witness,
+                        });
+                    }
+                }
+            }
+        }
+        let performer_sets: [&[usize]; 5] = [&[0], &[1], &[0, 1], &[1, 2, 3], &[0, 1, 2, 3]];
+        let mut groups = Vec::new();
+        for a in &accesses {
+            for set in performer_sets {
+                let performers: Vec<Performer<'_>> = set
+                    .iter()
+                    .map(|&e| Performer {
+                        entry: e,
+                        witnesses: &witness,
+                    })
+                    .collect();
+                groups.push(Group {
+                    access: *a,
+                    object: None,
+                    within: None,
+                    objects: None,
+                    performers,
+                    once: std::sync::Arc::from([]),
+                    may_order: false,
+                    arg_locks: false,
+                });
+            }
+        }
+        super::super::candidates::finish_groups(&mut groups, &entries);
+        let mut checked = 0;
+        for (i, x) in groups.iter().enumerate() {
+            for (j, y) in groups.iter().enumerate().skip(i) {
+                let same = i == j;
+                let mut scratch = Scratch::default();
+                let raced = check(&cx, x, y, same, &mut scratch).is_some();
+                let mut expected = PairStats::default();
+                let mut races = false;
+                for (k, p) in x.performers.iter().enumerate() {
+                    let from = if same { k } else { 0 };
+                    for q in &y.performers[from..] {
+                        races |= one_pair(
+                            &cx,
+                            (p.entry, &x.access),
+                            (q.entry, &y.access),
+                            &mut expected,
+                        );
+                    }
+                }
+                assert_eq!(scratch.stats, expected, "groups {i} and {j}");
+                assert_eq!(raced, races, "groups {i} and {j}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 10_000);
+    }
+}
