@@ -59,6 +59,8 @@ pub struct EntryOptions {
     pub names: Vec<String>,
     /// Every defined function that nothing calls is an entry (a library's API).
     pub roots: bool,
+    /// Which of the models' entry families are on (`--entry-family`).
+    pub families: crate::models::FamilySwitches,
 }
 
 impl Default for Options {
@@ -167,6 +169,8 @@ struct Summarized {
     summaries: Summaries,
     times: StageTimes,
     findings: Option<SavedRun>,
+    /// The functions of the switched-on entry families (for the race stage only).
+    families: Vec<(crate::ir::FuncId, String)>,
 }
 
 /// Points-to, call graph, summaries; for the race stage, first looks for findings saved for
@@ -183,6 +187,16 @@ fn summarize_inner(
     let t0 = Instant::now();
     let pta = PointsTo::analyze_with_models(program, options.fields, models)
         .with_signature_filter(options.signature_filter);
+    let families = if findings {
+        race::families::family_entries(
+            program,
+            &pta,
+            models.entry_families(),
+            &options.entries.families,
+        )
+    } else {
+        Vec::new()
+    };
     let t1 = Instant::now();
     let cg = CallGraph::build(program, &pta);
     let t2 = Instant::now();
@@ -220,6 +234,7 @@ fn summarize_inner(
             cg,
             times,
             findings: Some(run),
+            families,
         };
     }
     let keep = match keep {
@@ -231,9 +246,16 @@ fn summarize_inner(
             }
             Some(k)
         }
-        Keep::RaceEntries(extra) => Some(race::entries::summaries_needed(
-            program, &pta, &cg, models, extra,
-        )),
+        Keep::RaceEntries(extra) => {
+            let extra: Vec<crate::ir::FuncId> = extra
+                .iter()
+                .copied()
+                .chain(families.iter().map(|(f, _)| *f))
+                .collect();
+            Some(race::entries::summaries_needed(
+                program, &pta, &cg, models, &extra,
+            ))
+        }
     };
     let mut sums = summary::compute_with_store(
         program,
@@ -257,6 +279,7 @@ fn summarize_inner(
         summaries: sums,
         times,
         findings: None,
+        families,
     }
 }
 
@@ -270,6 +293,9 @@ pub fn findings_key(program: &Key, options: &Options) -> Key {
         .u64(u64::from(options.inclusion));
     for n in &options.entries.names {
         k.str(n);
+    }
+    for (family, on) in &options.entries.families.settings {
+        k.str(family).u64(u64::from(*on));
     }
     k.finish()
 }
@@ -295,6 +321,7 @@ pub fn analyze_cached(
         summaries,
         times,
         findings,
+        families,
     } = summarize_inner(program, models, options, store, Keep::RaceEntries(&extra));
     if findings.is_some() {
         return Ok(Analysis {
@@ -317,7 +344,14 @@ pub fn analyze_cached(
                 .filter(|f| cg.defined[f.index()] && callers[f.index()].is_empty()),
         );
     }
-    let entries = race::thread_entries(program, &cg, &summaries, &extra, pta.callbacks.escaped());
+    let entries = race::thread_entries(
+        program,
+        &cg,
+        &summaries,
+        &extra,
+        &families,
+        pta.callbacks.escaped(),
+    );
     // `summaries_needed` must have kept every entry's summary (a dropped one would silently
     // lose the entry's accesses).
     let failed = |f| {

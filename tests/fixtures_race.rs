@@ -48,7 +48,8 @@ fn annotations(text: &str) -> Vec<(u32, Expect)> {
 }
 
 /// A fixture's `// relay-args:` line: the `relay analyze` options it needs (`--filter`,
-/// `--filter-k`, `--entry`, `--entry-roots`, `--collapse-scc`, `--strict-publication`).
+/// `--filter-k`, `--entry`, `--entry-roots`, `--entry-family`, `--collapse-scc`,
+/// `--strict-publication`).
 fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
     let mut options = pipeline::Options::default();
     let mut filters = FilterConfig::default();
@@ -66,6 +67,16 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--filter-k" => filters.k = value().parse().unwrap(),
             "--entry" => options.entries.names.push(value().to_string()),
             "--entry-roots" => options.entries.roots = true,
+            "--entry-family" => {
+                options
+                    .entries
+                    .families
+                    .settings
+                    .push(match value().split_once('=') {
+                        Some((name, v)) => (name.to_string(), v == "on"),
+                        None => panic!("--entry-family needs NAME=on|off"),
+                    })
+            }
             "--collapse-scc" => options.collapse_at = value().parse().unwrap(),
             "--strict-publication" => options.strict_publication = true,
             _ => panic!("relay-args: unsupported option {w}"),

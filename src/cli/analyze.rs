@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 
 use super::{Frontend, InputArgs};
-use crate::models::Models;
+use crate::models::{FamilySwitches, Models};
 use crate::pipeline::{self, EntryOptions};
 use crate::pta::FieldMode;
 
@@ -38,6 +38,12 @@ pub struct AnalyzeArgs {
     /// A file of entry names, one per line (`#` comments).
     #[arg(long, value_name = "FILE")]
     pub entry_file: Option<PathBuf>,
+    /// Switch an entry family of the models (`NAME=on|off`, or `all=on|off`; all are on): the
+    /// kernel's system calls, work items, timers, interrupt handlers… (summaries/README.md
+    /// lists them; an unknown name is an error that lists them too). Repeatable, later words
+    /// win.
+    #[arg(long = "entry-family", value_name = "NAME=on|off")]
+    pub entry_families: Vec<String>,
     /// Every defined function that nothing calls is a thread entry (for a library).
     #[arg(long)]
     pub entry_roots: bool,
@@ -73,7 +79,7 @@ pub struct AnalyzeArgs {
 }
 
 impl AnalyzeArgs {
-    fn entry_options(&self) -> Result<EntryOptions> {
+    fn entry_options(&self, models: &Models) -> Result<EntryOptions> {
         let mut names = self.entries.clone();
         if let Some(f) = &self.entry_file {
             let text = std::fs::read_to_string(f)
@@ -88,6 +94,8 @@ impl AnalyzeArgs {
         Ok(EntryOptions {
             names,
             roots: self.entry_roots,
+            families: FamilySwitches::parse(&self.entry_families, models.entry_families())
+                .map_err(anyhow::Error::msg)?,
         })
     }
 
@@ -113,6 +121,9 @@ impl AnalyzeArgs {
         if self.entry_roots {
             opt("--entry-roots", String::new());
         }
+        self.entry_families
+            .iter()
+            .for_each(|v| opt("--entry-family=", v.clone()));
         if self.pta.fields != FieldMode::default() {
             opt("--fields=", "insensitive".into());
         }
@@ -147,9 +158,9 @@ const KEEP_FINDINGS: usize = 4;
 pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     // Options first: a typo in a flag fails before minutes of analysis.
     let filters = args.report.filter_config()?;
-    let entries = args.entry_options()?;
-    let baseline = args.report.read_baseline()?;
     let models = Models::load(args.summaries.as_deref())?;
+    let entries = args.entry_options(&models)?;
+    let baseline = args.report.read_baseline()?;
     let pool = args.input.pool()?;
     let store = args.cache.open()?;
     let quiet = args.report.quiet;

@@ -13,6 +13,8 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::entries::{EntryFamily, RawEntryFamily};
+
 use super::{
     AllocEffect, AllocOutEffect, AtomicEffect, CallbackEffect, CallbackRun, CopyEffect, LockEffect,
     LockMode, LockTarget, Model, StateEffect, Success, ThreadCreateEffect, ThreadJoinEffect,
@@ -96,6 +98,8 @@ pub struct Models {
     /// The model and the index of the family (in `families`) that defined it.
     map: FxHashMap<String, (Model, u32)>,
     families: Vec<FamilyInfo>,
+    /// The entry families of all files; a later one replaces an earlier one of its name.
+    entry_families: Vec<EntryFamily>,
 }
 
 impl Models {
@@ -177,6 +181,10 @@ impl Models {
             functions: parsed.functions.len(),
             origin,
         });
+        for e in &parsed.entries {
+            self.entry_families.retain(|f| f.name != e.name);
+            self.entry_families.push(e.clone());
+        }
         for (name, model) in &parsed.functions {
             match model {
                 Some(m) => {
@@ -214,6 +222,11 @@ impl Models {
         &self.families
     }
 
+    /// The entry families ([`super::entries`]), in the order their files were applied.
+    pub fn entry_families(&self) -> &[EntryFamily] {
+        &self.entry_families
+    }
+
     /// Every (name, model), in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Model)> {
         self.map.iter().map(|(n, (m, _))| (n.as_str(), m))
@@ -245,6 +258,7 @@ struct ParsedFile {
     description: String,
     /// `None`: `use_body = true`, drop an earlier model of the name.
     functions: Vec<(String, Option<Model>)>,
+    entries: Vec<EntryFamily>,
 }
 
 #[derive(Deserialize)]
@@ -255,6 +269,8 @@ struct RawFile {
     description: String,
     #[serde(default)]
     function: Vec<Spanned<RawFunction>>,
+    #[serde(default)]
+    entries: Vec<RawEntryFamily>,
 }
 
 /// A `[[function]]` table: the names plus the [`Model`] keys, spelled out (serde cannot combine
@@ -431,7 +447,7 @@ fn invalid(path: &Path, text: &str, offset: usize, message: impl Into<String>) -
 }
 
 /// A C identifier (GNU C also allows `$`).
-fn is_identifier(s: &str) -> bool {
+pub(super) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
@@ -561,10 +577,19 @@ fn parse_file(path: &Path, text: &str) -> Result<ParsedFile, ModelError> {
             functions.push((name, model.clone()));
         }
     }
+    let mut entries: Vec<EntryFamily> = Vec::new();
+    for e in raw.entries {
+        let family = e
+            .validate()
+            .map_err(|(at, message)| invalid(path, text, at, message))?;
+        entries.retain(|f| f.name != family.name);
+        entries.push(family);
+    }
     Ok(ParsedFile {
         family: raw.family.into_inner(),
         description: raw.description,
         functions,
+        entries,
     })
 }
 

@@ -11,8 +11,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod entries;
 mod load;
 
+pub use entries::{EntryFamily, FamilySwitches};
 pub use load::{FamilyInfo, ModelError, ModelOrigin, Models, BUILTIN_FILES};
 
 /// How a lock is held: rwlocks and rwsems have a shared (read) mode; two holders of the same

@@ -297,6 +297,16 @@ impl PointsTo {
             .unwrap_or_default()
     }
 
+    /// The functions whose address may be stored in member `name` of an object of `record`
+    /// (field-based mode only: otherwise none).
+    pub fn member_functions(&self, record: RecordId, name: Name) -> Vec<FuncId> {
+        self.field_class(record, name)
+            .and_then(|c| self.target(c))
+            .and_then(|t| self.class_functions.get(&t))
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Classes reachable from `roots` through points-to edges (roots included): RELAY's
     /// isAccessible.
     pub fn reachable_from(

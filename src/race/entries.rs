@@ -48,6 +48,11 @@ pub enum EntryOrigin {
     Started,
     /// `--entry`, `--entry-file` or `--entry-roots`.
     Named,
+    /// A function of an entry family of the models (`[[entries]]`: a system call, a work
+    /// item handler, …).
+    Family {
+        name: String,
+    },
     /// Handed to a library function that may call it at any time, in any thread: `via` at
     /// `loc` in `caller`; `unknown` when `via` has neither body nor model.
     Callback {
@@ -58,16 +63,25 @@ pub enum EntryOrigin {
     },
 }
 
-/// Finds the entries: `main` (if defined) and `extra` are roots; so is every defined function
+/// Finds the entries: `main` (if defined), `named` and the functions of the entry `families` are roots;
+/// so is every defined function
 /// nothing calls (kernel init code, a library's API). Thread creations in a root's summary
 /// (its own and its callees') start entries; the entries' own summaries may start more.
 pub fn thread_entries(
     program: &Program,
     cg: &CallGraph,
     sums: &Summaries,
-    extra: &[FuncId],
+    named: &[FuncId],
+    families: &[(FuncId, String)],
     callbacks: &[EscapedCallback],
 ) -> Vec<ThreadEntry> {
+    // Family entries are entries from outside, as named ones are.
+    let extra: Vec<FuncId> = named
+        .iter()
+        .copied()
+        .chain(families.iter().map(|(f, _)| *f))
+        .collect();
+    let extra = extra.as_slice();
     let main = (0..program.functions.len() as u32).map(FuncId).find(|&f| {
         let pf = &program.functions[f.index()];
         pf.body.is_some() && program.names.get(pf.name) == "main"
@@ -237,6 +251,12 @@ pub fn thread_entries(
             }
             None => out.push(ThreadEntry {
                 multiple: true,
+                origin: match families.iter().find(|(f, _)| *f == x) {
+                    Some((_, name)) if !named.contains(&x) => {
+                        EntryOrigin::Family { name: name.clone() }
+                    }
+                    _ => EntryOrigin::Named,
+                },
                 ..root(x, false)
             }),
         }
@@ -326,7 +346,7 @@ fn possible_start_routines(program: &Program, pta: &PointsTo, models: &Models) -
 }
 
 /// The function an expression names, through casts.
-fn named_function(e: &Expr) -> Option<FuncId> {
+pub(super) fn named_function(e: &Expr) -> Option<FuncId> {
     match e {
         Expr::Func(FuncRef::Linked(g)) => Some(*g),
         Expr::Cast(_, inner) => named_function(inner),

@@ -6,6 +6,7 @@
 mod candidates;
 mod check;
 pub mod entries;
+pub mod families;
 pub mod filters;
 mod objects;
 pub mod pairs;

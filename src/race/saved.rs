@@ -127,6 +127,7 @@ pub struct SavedRun {
     pub functions: usize,
     pub thread_entries: usize,
     pub callback_entries: Vec<report::CallbackEntry>,
+    pub family_entries: Vec<report::FamilyEntries>,
     /// Wall-clock seconds per stage of the analysing run.
     pub times: Vec<(String, f64)>,
 }
@@ -166,6 +167,7 @@ impl SavedRun {
             functions: input.program.functions.len(),
             thread_entries: input.entries.len(),
             callback_entries: b.callback_entries(input.entries),
+            family_entries: family_entries(input.entries),
             times: Vec::new(),
         }
     }
@@ -212,6 +214,7 @@ impl SavedRun {
                 functions: self.functions,
                 thread_entries: self.thread_entries,
                 callback_entries: self.callback_entries.clone(),
+                family_entries: self.family_entries.clone(),
                 pairs_considered: stats.pairs.considered,
                 pairs_private_arg: stats.pairs.private_arg,
                 pairs_type_alias: stats.pairs.type_alias,
@@ -338,6 +341,23 @@ fn build_id() -> [u8; 32] {
     KeyBuilder::new(KIND).str("build").finish().0
 }
 
+/// The entries of each entry family, by family name.
+fn family_entries(entries: &[super::ThreadEntry]) -> Vec<report::FamilyEntries> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for e in entries {
+        if let super::entries::EntryOrigin::Family { name } = &e.origin {
+            *counts.entry(name).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .map(|(family, entries)| report::FamilyEntries {
+            family: family.to_string(),
+            entries,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,6 +416,7 @@ mod tests {
             functions: 3,
             thread_entries: 3,
             callback_entries: Vec::new(),
+            family_entries: Vec::new(),
             times: vec![("summaries".into(), 1.5)],
         }
     }

@@ -111,6 +111,9 @@ pub struct RunStats {
     /// Entries that are callbacks handed to library or unknown code, and where.
     #[serde(default)]
     pub callback_entries: Vec<CallbackEntry>,
+    /// How many entries each entry family of the models found (`--entry-family`), by family.
+    #[serde(default)]
+    pub family_entries: Vec<FamilyEntries>,
     /// Chord-style stages over access pairs.
     pub pairs_considered: usize,
     /// Pairs of two instances of one entry, each inside its own argument object.
@@ -144,6 +147,13 @@ pub struct CallbackEntry {
     pub via: String,
     pub at: SourceLoc,
     pub unknown: bool,
+}
+
+/// The entries an entry family of the models contributed (a system call, a work handler…).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilyEntries {
+    pub family: String,
+    pub entries: usize,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

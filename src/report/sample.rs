@@ -100,6 +100,7 @@ pub(crate) fn report(file: &str) -> Report {
         stats: RunStats {
             functions: 1234,
             thread_entries: 3,
+            family_entries: Vec::new(),
             callback_entries: vec![crate::report::CallbackEntry {
                 function: "on_read".into(),
                 via: "event_set".into(),

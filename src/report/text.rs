@@ -418,6 +418,9 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
     row(out, "functions", stats.functions)?;
     row(out, "thread entries", stats.thread_entries)?;
     render_callback_entries(&stats.callback_entries, out)?;
+    for f in &stats.family_entries {
+        writeln!(out, "    of which {:<16} {:>10}", f.family, f.entries)?;
+    }
     writeln!(out, "  access pairs")?;
     let considered = stats.pairs_considered;
     for (label, n) in [

@@ -18,6 +18,10 @@ impl<T> Default for SortedSet<T> {
 }
 
 impl<T: Ord> SortedSet<T> {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::path::Path;
+use super::sorted_set::SortedSet;
 
 /// Where an access happens with respect to the threads its entry creates.
 #[derive(
@@ -44,7 +45,7 @@ pub struct ThreadState {
     /// last point where every created thread was joined. A creation of a routine not in it
     /// has no earlier instance of that routine running beside it.
     #[serde(default)]
-    pub live_starts: BTreeSet<crate::ir::FuncId>,
+    pub live_starts: SortedSet<crate::ir::FuncId>,
 }
 
 impl ThreadState {
@@ -59,7 +60,7 @@ impl ThreadState {
         self.spawned |= other.spawned;
         self.live.extend(other.live.iter().cloned());
         self.joined.retain(|p| other.joined.contains(p));
-        self.live_starts.extend(other.live_starts.iter().copied());
+        self.live_starts.union_with(&other.live_starts);
         before
             != (
                 self.spawned,
@@ -84,7 +85,8 @@ impl ThreadState {
         self.spawned = true;
         self.joined.remove(&handle);
         self.live.insert(handle);
-        self.live_starts.extend(starts.iter().copied());
+        self.live_starts
+            .union_with(&starts.iter().copied().collect::<SortedSet<_>>());
     }
 
     /// A join of the thread whose handle is `handle`.
@@ -92,7 +94,7 @@ impl ThreadState {
         self.live.remove(&handle);
         self.joined.insert(handle);
         if self.live.is_empty() {
-            self.live_starts.clear();
+            self.live_starts = SortedSet::default();
         }
     }
 
@@ -110,13 +112,13 @@ impl ThreadState {
             out.joined.insert(h.clone());
         }
         if out.live.is_empty() {
-            out.live_starts.clear();
+            out.live_starts = SortedSet::default();
         }
         for h in &callee.live {
             out.joined.remove(h);
             out.live.insert(h.clone());
         }
-        out.live_starts.extend(callee.live_starts.iter().copied());
+        out.live_starts.union_with(&callee.live_starts);
         out
     }
 

@@ -1,0 +1,106 @@
+//! The functions of the models' entry families ([`crate::models::EntryFamily`]) in a program:
+//! by name among the defined functions; by member — the functions whose address the points-to
+//! analysis may store into that member of an object of the struct (field-based mode; in the
+//! insensitive mode members are not told apart and a `members` family finds nothing); and by
+//! argument — the functions a call to a given function may be passed there (its points-to
+//! targets, as for a thread creation's start routine).
+
+use rustc_hash::FxHashSet;
+
+use crate::callgraph::IndirectCalls;
+use crate::ir::{FuncId, Instr};
+use crate::link::Program;
+use crate::models::{EntryFamily, FamilySwitches};
+use crate::pta::PointsTo;
+
+/// Every defined function of a switched-on family, with the family's name (the first family
+/// that finds a function names it), sorted by function.
+pub fn family_entries(
+    program: &Program,
+    pta: &PointsTo,
+    families: &[EntryFamily],
+    switches: &FamilySwitches,
+) -> Vec<(FuncId, String)> {
+    let mut out: Vec<(FuncId, String)> = Vec::new();
+    let mut seen: FxHashSet<FuncId> = FxHashSet::default();
+    let defined = |f: FuncId| program.functions[f.index()].body.is_some();
+    for family in families.iter().filter(|f| switches.is_on(&f.name)) {
+        let mut found: Vec<FuncId> = (0..program.functions.len() as u32)
+            .map(FuncId)
+            .filter(|&f| defined(f) && family.names(program.function_name(f)))
+            .collect();
+        for (record, member) in &family.members {
+            found.extend(stored_in(program, pta, record, member).filter(|&f| defined(f)));
+        }
+        if !family.arguments.is_empty() {
+            found.extend(passed_to(program, pta, &family.arguments).filter(|&f| defined(f)));
+        }
+        for f in found {
+            if seen.insert(f) {
+                out.push((f, family.name.clone()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The functions stored into `record.member` of any object of a struct tagged `record` (`*`:
+/// any member).
+fn stored_in<'p>(
+    program: &'p Program,
+    pta: &'p PointsTo,
+    record: &'p str,
+    member: &'p str,
+) -> impl Iterator<Item = FuncId> + 'p {
+    let names = &program.names;
+    program
+        .types
+        .records()
+        .iter()
+        .enumerate()
+        .filter(move |(_, r)| r.tag.is_some_and(|t| names.get(t) == record))
+        .flat_map(move |(i, r)| {
+            let rid = crate::ir::types::RecordId(i as u32);
+            r.fields
+                .iter()
+                .filter(move |fd| member == "*" || names.get(fd.name) == member)
+                .flat_map(move |fd| pta.member_functions(rid, fd.name))
+        })
+}
+
+/// The functions passed as argument `arg` of a call to a function called `function`, for
+/// every (`function`, `arg`) of `arguments`.
+fn passed_to<'p>(
+    program: &'p Program,
+    pta: &'p PointsTo,
+    arguments: &'p [(String, usize)],
+) -> impl Iterator<Item = FuncId> + 'p {
+    program
+        .functions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, func)| Some((FuncId(i as u32), func.body.as_ref()?)))
+        .flat_map(|(f, body)| {
+            body.blocks
+                .iter()
+                .flat_map(|b| &b.instrs)
+                .map(move |i| (f, i))
+        })
+        .flat_map(move |(f, ins)| {
+            let Instr::Call { callee, args, .. } = ins else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for g in pta.resolve(program, f, callee, args.len()) {
+                let name = program.function_name(g);
+                for (_, k) in arguments.iter().filter(|(n, _)| n == name) {
+                    if let Some(a) = args.get(*k) {
+                        out.extend(pta.call_targets(f, a));
+                        out.extend(super::entries::named_function(a));
+                    }
+                }
+            }
+            out
+        })
+}
