@@ -27,7 +27,7 @@ enum Command {
     /// Function summaries: relative locksets and guarded accesses (RELAY Figure 1).
     Summary(cli::summary::SummaryArgs),
     /// Find data races: the whole pipeline, filters, and a report (text, JSON, SARIF).
-    Analyze(cli::analyze::AnalyzeArgs),
+    Analyze(Box<cli::analyze::AnalyzeArgs>),
     /// Report the last `relay analyze` run again from the cache, with other filters, group,
     /// baseline or format: no C is read or analysed.
     Report(cli::report::ReportCommand),
