@@ -45,7 +45,69 @@ pub struct ThreadState {
     /// last point where every created thread was joined. A creation of a routine not in it
     /// has no earlier instance of that routine running beside it.
     #[serde(default)]
-    pub live_starts: SortedSet<crate::ir::FuncId>,
+    pub live_starts: LiveStarts,
+}
+
+/// At most this many start routines are told apart in [`ThreadState::live_starts`]; past it,
+/// every routine may be live (the kernel's big SCC creates threads of thousands of routines,
+/// and a set that size, merged at every join point, made its fixpoint take hours).
+pub const MAX_LIVE_STARTS: usize = 64;
+
+/// The start routines of threads that may be live: a set, or ⊤ (any routine).
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
+pub struct LiveStarts {
+    /// Empty when `any`.
+    set: SortedSet<crate::ir::FuncId>,
+    any: bool,
+}
+
+impl LiveStarts {
+    /// `self ∪= other`.
+    fn union(&mut self, other: &LiveStarts) {
+        if self.any {
+            return;
+        }
+        if other.any {
+            *self = LiveStarts::top();
+            return;
+        }
+        self.set.union_with(&other.set);
+        if self.set.len() > MAX_LIVE_STARTS {
+            *self = LiveStarts::top();
+        }
+    }
+
+    fn top() -> LiveStarts {
+        LiveStarts {
+            set: SortedSet::default(),
+            any: true,
+        }
+    }
+
+    fn add(&mut self, starts: &[crate::ir::FuncId]) {
+        let more = LiveStarts {
+            set: starts.iter().copied().collect(),
+            any: false,
+        };
+        self.union(&more);
+    }
+
+    fn clear(&mut self) {
+        *self = LiveStarts::default();
+    }
+
+    fn contains(&self, f: &crate::ir::FuncId) -> bool {
+        self.any || self.set.contains(f)
+    }
+
+    /// Changes only grow it: the size, ⊤ above every set.
+    fn size(&self) -> usize {
+        if self.any {
+            usize::MAX
+        } else {
+            self.set.len()
+        }
+    }
 }
 
 impl ThreadState {
@@ -55,18 +117,18 @@ impl ThreadState {
             self.spawned,
             self.live.len(),
             self.joined.len(),
-            self.live_starts.len(),
+            self.live_starts.size(),
         );
         self.spawned |= other.spawned;
         self.live.extend(other.live.iter().cloned());
         self.joined.retain(|p| other.joined.contains(p));
-        self.live_starts.union_with(&other.live_starts);
+        self.live_starts.union(&other.live_starts);
         before
             != (
                 self.spawned,
                 self.live.len(),
                 self.joined.len(),
-                self.live_starts.len(),
+                self.live_starts.size(),
             )
     }
 
@@ -85,8 +147,7 @@ impl ThreadState {
         self.spawned = true;
         self.joined.remove(&handle);
         self.live.insert(handle);
-        self.live_starts
-            .union_with(&starts.iter().copied().collect::<SortedSet<_>>());
+        self.live_starts.add(starts);
     }
 
     /// A join of the thread whose handle is `handle`.
@@ -94,7 +155,7 @@ impl ThreadState {
         self.live.remove(&handle);
         self.joined.insert(handle);
         if self.live.is_empty() {
-            self.live_starts = SortedSet::default();
+            self.live_starts.clear();
         }
     }
 
@@ -112,13 +173,13 @@ impl ThreadState {
             out.joined.insert(h.clone());
         }
         if out.live.is_empty() {
-            out.live_starts = SortedSet::default();
+            out.live_starts.clear();
         }
         for h in &callee.live {
             out.joined.remove(h);
             out.live.insert(h.clone());
         }
-        out.live_starts.union_with(&callee.live_starts);
+        out.live_starts.union(&callee.live_starts);
         out
     }
 
@@ -209,5 +270,22 @@ mod tests {
         assert!(r.joined.is_empty());
         let r = s.rebind(|p| vec![p.clone()], &anon);
         assert_eq!(r, s);
+    }
+
+    #[test]
+    fn past_the_bound_every_start_routine_may_run() {
+        use crate::ir::FuncId;
+        let mut t = ThreadState::default();
+        let few: Vec<FuncId> = (0..MAX_LIVE_STARTS as u32).map(FuncId).collect();
+        t.create(h(1), &few);
+        assert!(t.may_run(&[FuncId(3)]));
+        assert!(!t.may_run(&[FuncId(1000)]));
+        let mut other = ThreadState::default();
+        other.create(h(2), &[FuncId(999)]);
+        assert!(t.join(&other), "one more routine changes the state");
+        assert!(t.may_run(&[FuncId(1000)]), "past the bound: any routine");
+        t.join_thread(h(1));
+        t.join_thread(h(2));
+        assert!(!t.may_run(&[FuncId(1000)]), "all joined: none");
     }
 }
