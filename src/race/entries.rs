@@ -130,8 +130,21 @@ pub fn thread_entries(
             }
         }
     };
+    // Recording a function again adds nothing unless it now runs more than once: on the kernel,
+    // thousands of entries each reach thousands of creations, every round.
+    let mut recorded: BTreeMap<FuncId, bool> = BTreeMap::new();
+    let mut record = |from: FuncId, multiple: bool, started: &mut BTreeMap<FuncId, Starts>| {
+        if recorded.get(&from).is_some_and(|&m| m || !multiple) {
+            return;
+        }
+        recorded.insert(from, multiple);
+        record(from, multiple, started);
+    };
+    let named_or_family: BTreeSet<FuncId> = extra.iter().copied().collect();
     for &r in &roots {
-        record(r, false, &mut started);
+        // A named entry (or one of an entry family) may run in several threads at once: so
+        // may the threads it starts.
+        record(r, named_or_family.contains(&r), &mut started);
     }
     // Escaped callbacks run any number of times: so do the threads they start.
     for cb in callbacks {
@@ -161,7 +174,7 @@ pub fn thread_entries(
     let once: Vec<FuncId> = main
         .into_iter()
         .chain(entries.iter().filter(|(_, &m)| !m).map(|(&f, _)| f))
-        .filter(|f| !callbacks.iter().any(|cb| cb.func == *f) && !extra.contains(f))
+        .filter(|f| !callbacks.iter().any(|cb| cb.func == *f) && !named_or_family.contains(f))
         .collect();
     let leaves_no_threads = |s: FuncId| sums.get(s).is_some_and(|x| x.threads.live.is_empty());
     let mut ordered_by: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
@@ -219,6 +232,9 @@ pub fn thread_entries(
             out.push(root(m, true));
         }
     }
+    // Where each entry is in `out`.
+    let mut at: BTreeMap<FuncId, usize> =
+        out.iter().enumerate().map(|(i, e)| (e.func, i)).collect();
     // An escaped callback may run at any time, in any thread, several at once: it is ordered
     // with nothing.
     for cb in callbacks {
@@ -228,37 +244,47 @@ pub fn thread_entries(
             loc: cb.loc,
             unknown: cb.unknown,
         };
-        match out.iter_mut().find(|e| e.func == cb.func) {
-            Some(e) => {
+        match at.get(&cb.func) {
+            Some(&i) => {
+                let e = &mut out[i];
                 e.multiple = true;
                 e.ordered_by.clear();
                 e.joined_by.clear();
                 e.private_arg = false;
             }
-            None => out.push(ThreadEntry {
-                multiple: true,
-                origin,
-                ..root(cb.func, false)
-            }),
+            None => {
+                at.insert(cb.func, out.len());
+                out.push(ThreadEntry {
+                    multiple: true,
+                    origin,
+                    ..root(cb.func, false)
+                });
+            }
         }
     }
     // A named entry (a library's API, a system call) may run in several threads at once.
+    let named: BTreeSet<FuncId> = named.iter().copied().collect();
+    let family: BTreeMap<FuncId, &String> = families.iter().map(|(f, n)| (*f, n)).collect();
     for &x in extra {
-        match out.iter_mut().find(|e| e.func == x) {
-            Some(e) => {
+        match at.get(&x) {
+            Some(&i) => {
+                let e = &mut out[i];
                 e.multiple = true;
                 e.private_arg = false;
             }
-            None => out.push(ThreadEntry {
-                multiple: true,
-                origin: match families.iter().find(|(f, _)| *f == x) {
-                    Some((_, name)) if !named.contains(&x) => {
-                        EntryOrigin::Family { name: name.clone() }
-                    }
-                    _ => EntryOrigin::Named,
-                },
-                ..root(x, false)
-            }),
+            None => {
+                at.insert(x, out.len());
+                out.push(ThreadEntry {
+                    multiple: true,
+                    origin: match family.get(&x) {
+                        Some(name) if !named.contains(&x) => EntryOrigin::Family {
+                            name: name.to_string(),
+                        },
+                        _ => EntryOrigin::Named,
+                    },
+                    ..root(x, false)
+                });
+            }
         }
     }
     out.sort_by_key(|e| e.func);
