@@ -59,6 +59,7 @@ impl<'p> Builder<'p> {
         let world = graph.node();
         let opaque = graph.node();
         graph.set_opaque(opaque, world);
+        graph.set_records(super::handed::HandedRecords::new(program, pta));
         graph.add_object(world, opaque);
         let unknown = graph.address(opaque);
         let nowhere = graph.node();
@@ -359,9 +360,9 @@ impl<'p> Builder<'p> {
                 // function and nowhere unknown is never called (whatever it is, nothing in the
                 // program stores a function there).
                 let passed: Vec<u32> = values.iter().flatten().copied().collect();
-                let members = self.members_of_args(f, args);
+                let records = self.records_of_args(f, args);
                 match self.val(f, loc, callee) {
-                    Some(p) => self.graph.call_if_opaque(p, passed, members, result),
+                    Some(p) => self.graph.call_if_opaque(p, passed, records, result),
                     None => self.unknown(f, &values, args, result),
                 }
                 self.pta
@@ -432,44 +433,17 @@ impl<'p> Builder<'p> {
         for v in values.iter().flatten() {
             self.graph.copy(*v, self.world);
         }
-        for n in self.members_of_args(f, args) {
-            self.graph.copy(self.unknown, n);
-            self.graph.copy(n, self.world);
-        }
+        let records = self.records_of_args(f, args);
+        self.graph.hand_records(&records);
         self.graph.copy(self.unknown, result);
     }
 
-    /// The member nodes of the records the arguments point to, and of the records their members
-    /// hold or point to.
-    fn members_of_args(&self, f: FuncId, args: &[Expr]) -> Vec<u32> {
-        let types = &self.program.types;
-        let mut stack: Vec<RecordId> = args
-            .iter()
+    /// The records the arguments point to (record ids).
+    fn records_of_args(&self, f: FuncId, args: &[Expr]) -> Vec<u32> {
+        args.iter()
             .filter_map(|a| crate::pta::signature::pointee_record(self.program, f, a))
-            .collect();
-        let mut seen = rustc_hash::FxHashSet::default();
-        let mut members = Vec::new();
-        while let Some(r) = stack.pop() {
-            if !seen.insert(r) {
-                continue;
-            }
-            for field in &types.record(r).fields {
-                if let Some(&n) = self.pta.field_nodes.get(&(r, field.name)) {
-                    members.push(n);
-                }
-                let mut t = field.ty;
-                for _ in 0..16 {
-                    match types.pointee(t) {
-                        Some(inner) => t = inner,
-                        None => break,
-                    }
-                }
-                if let Some(inner) = types.as_record(t) {
-                    stack.push(inner);
-                }
-            }
-        }
-        members
+            .map(|r| r.0)
+            .collect()
     }
 
     fn model(

@@ -22,6 +22,7 @@
 
 pub mod bits;
 mod build;
+mod handed;
 mod solve;
 
 use rustc_hash::FxHashMap;

@@ -12,11 +12,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::bits::Bits;
 
 /// A call through a pointer that unknown code may have set: once the opaque object reaches the
-/// pointer, its arguments and what the `members` hold escape, and the members and the result
-/// hold unknown memory.
+/// pointer, its arguments escape, the records they point to are handed to unknown code
+/// ([`Graph::hand_records`]), and the result holds unknown memory.
 struct OpaqueCall {
     args: Vec<u32>,
-    members: Vec<u32>,
+    records: Vec<u32>,
     result: u32,
 }
 
@@ -45,6 +45,8 @@ pub(super) struct Graph {
     opaque: Option<(u32, u32)>,
     /// Calls through each node ([`OpaqueCall`]).
     opaque_calls: FxHashMap<u32, Vec<OpaqueCall>>,
+    /// The records, and which were handed to unknown code.
+    records: super::handed::HandedRecords,
 }
 
 impl Graph {
@@ -142,19 +144,35 @@ impl Graph {
         self.opaque = Some((object, escaped));
     }
 
+    pub(super) fn set_records(&mut self, records: super::handed::HandedRecords) {
+        self.records = records;
+    }
+
+    /// Unknown code is handed the records `roots` (record ids): their members, and those of
+    /// the records they reach, hold unknown memory, and what they hold escapes.
+    pub(super) fn hand_records(&mut self, roots: &[u32]) {
+        let Some((opaque, escaped)) = self.opaque else {
+            return;
+        };
+        for m in self.records.hand(roots) {
+            self.copy(m, escaped);
+            self.add_object(m, opaque);
+        }
+    }
+
     /// A call through `p` with `args`, returning into `result`: a call of unknown code if `p`
     /// may point to unknown memory.
     pub(super) fn call_if_opaque(
         &mut self,
         p: u32,
         args: Vec<u32>,
-        members: Vec<u32>,
+        records: Vec<u32>,
         result: u32,
     ) {
         let p = self.find(p);
         let call = OpaqueCall {
             args,
-            members,
+            records,
             result,
         };
         match self.opaque {
@@ -167,12 +185,10 @@ impl Graph {
         let Some((opaque, escaped)) = self.opaque else {
             return;
         };
-        for &a in call.args.iter().chain(&call.members) {
+        for &a in &call.args {
             self.copy(a, escaped);
         }
-        for &m in &call.members {
-            self.add_object(m, opaque);
-        }
+        self.hand_records(&call.records);
         self.add_object(call.result, opaque);
     }
 
