@@ -50,3 +50,21 @@ impl PlainProgress {
         }
     }
 }
+
+/// A progress bar on a terminal stderr (`prefix [elapsed] bar pos/len unit msg`), hidden when
+/// `on` is false or stderr is not a terminal (then [`PlainProgress`] prints lines instead).
+pub fn bar(on: bool, prefix: &'static str, unit: &str, total: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !on || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{prefix}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit} {{msg}}"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(prefix);
+    bar
+}

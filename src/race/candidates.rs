@@ -80,16 +80,35 @@ pub(super) struct Candidates<'a> {
     pub buckets: Vec<Vec<u32>>,
 }
 
-/// What makes two accesses one group: everything the pair check reads of them. Paths and
-/// locksets are interned program-wide, so equal ones are the same object; sites are compared
-/// by location.
-struct GroupKey<'a> {
+/// What the pair check reads of an access itself. Paths and locksets are interned
+/// program-wide, so equal ones are the same object.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct AccessFacts {
     path: *const Path,
     locks: *const RelativeLockset,
     kind: AccessKind,
     atomic: bool,
     class: Option<u32>,
     phase: Phase,
+}
+
+impl AccessFacts {
+    fn of(a: &AccessView<'_>) -> AccessFacts {
+        AccessFacts {
+            path: a.path,
+            locks: a.locks,
+            kind: a.kind,
+            atomic: a.atomic,
+            class: a.class,
+            phase: a.phase,
+        }
+    }
+}
+
+/// What makes two accesses one group: everything the pair check reads of them; sites are
+/// compared by location.
+struct GroupKey<'a> {
+    facts: AccessFacts,
     object: Option<u32>,
     within: Option<(u32, bool)>,
     objects: Option<u32>,
@@ -98,14 +117,7 @@ struct GroupKey<'a> {
 
 impl PartialEq for GroupKey<'_> {
     fn eq(&self, o: &Self) -> bool {
-        (
-            self.path,
-            self.locks,
-            self.kind,
-            self.atomic,
-            self.class,
-            self.phase,
-        ) == (o.path, o.locks, o.kind, o.atomic, o.class, o.phase)
+        self.facts == o.facts
             && (self.object, self.within, self.objects) == (o.object, o.within, o.objects)
             && same_sites(self.witnesses, o.witnesses)
     }
@@ -115,11 +127,14 @@ impl Eq for GroupKey<'_> {}
 
 impl Hash for GroupKey<'_> {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        (self.path, self.locks, self.kind, self.atomic, self.class).hash(h);
-        (self.phase, self.object, self.within, self.objects).hash(h);
-        for w in self.witnesses {
-            w.loc.hash(h);
-        }
+        (self.facts, self.object, self.within, self.objects).hash(h);
+        hash_sites(self.witnesses, h);
+    }
+}
+
+fn hash_sites<H: Hasher>(witnesses: &[Witness], h: &mut H) {
+    for w in witnesses {
+        w.loc.hash(h);
     }
 }
 
@@ -156,12 +171,7 @@ impl<'a> Candidates<'a> {
                 }
                 let object = classes.object_class(a.path).map(|o| pta.class(o));
                 let key = GroupKey {
-                    path: a.path,
-                    locks: a.locks,
-                    kind: a.kind,
-                    atomic: a.atomic,
-                    class: a.class,
-                    phase: a.phase,
+                    facts: AccessFacts::of(&a),
                     object: object.filter(|&o| separates(pta, o)),
                     within: object.map(|o| (o, a.class == Some(o))),
                     objects: objects.as_mut().and_then(|o| o.of(&a)),
@@ -259,31 +269,17 @@ fn is_interchangeable(e: &ThreadEntry) -> bool {
 /// the same access at other lines is another one, or a pooled callback would hide its sites).
 #[derive(PartialEq, Eq, Hash)]
 struct PoolKey {
-    path: *const Path,
-    locks: *const RelativeLockset,
-    kind: AccessKind,
-    atomic: bool,
-    class: Option<u32>,
-    phase: Phase,
+    facts: AccessFacts,
     sites: u64,
 }
 
 impl PoolKey {
     fn of(a: &AccessView<'_>) -> PoolKey {
+        let mut h = rustc_hash::FxHasher::default();
+        hash_sites(a.witnesses, &mut h);
         PoolKey {
-            path: a.path,
-            locks: a.locks,
-            kind: a.kind,
-            atomic: a.atomic,
-            class: a.class,
-            phase: a.phase,
-            sites: {
-                let mut h = rustc_hash::FxHasher::default();
-                for w in a.witnesses {
-                    w.loc.hash(&mut h);
-                }
-                h.finish()
-            },
+            facts: AccessFacts::of(a),
+            sites: h.finish(),
         }
     }
 }

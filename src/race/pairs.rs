@@ -326,19 +326,7 @@ impl Progress {
     fn new(on: bool, cands: &Candidates<'_>) -> Progress {
         let total = cands.groups.len() as u64;
         let terminal = std::io::stderr().is_terminal();
-        let bar = if on && terminal && total > 0 {
-            let bar = indicatif::ProgressBar::new(total);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} accesses {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar.set_prefix("pairs");
-            bar
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
+        let bar = crate::progress::bar(on && total > 0, "pairs", "accesses", total);
         let plain = (on && !terminal).then(|| {
             std::sync::Mutex::new(crate::progress::PlainProgress::new(
                 "pairs", "accesses", total,

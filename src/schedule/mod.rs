@@ -320,19 +320,7 @@ pub fn run_with<A: SccAnalysis>(
     // Not a terminal (CI logs, `2> file`): a plain line every PLAIN_PROGRESS_SECS instead.
     let mut plain = (opts.progress && !std::io::stderr().is_terminal())
         .then(|| crate::progress::PlainProgress::new("summaries", "functions", total_work));
-    let bar = if opts.progress && std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total_work);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} functions {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar.set_prefix("summaries");
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = crate::progress::bar(opts.progress, "summaries", "functions", total_work);
 
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
