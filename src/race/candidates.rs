@@ -19,6 +19,7 @@ use super::entries::{EntryOrigin, ThreadEntry};
 use super::objects::AccessObjects;
 use crate::pta::PointsTo;
 use crate::summary::path::Classes;
+use crate::summary::shared::SharedAccesses;
 use crate::summary::{
     AccessKind, AccessView, Path, Phase, RelativeLockset, Root, Step, Summaries, Witness,
 };
@@ -37,7 +38,7 @@ pub(super) struct Group<'a> {
     pub objects: Option<u32>,
     /// The entries that perform it, in entry order, each once, with their witnesses (the same
     /// sites, reached through their own call chains).
-    pub performers: Vec<Performer<'a>>,
+    pub performers: Performers<'a>,
     /// Those of the performers that run once (do not race with themselves), sorted; equal
     /// lists are one list.
     pub once: Arc<[usize]>,
@@ -54,6 +55,59 @@ pub(super) struct Performer<'a> {
     /// Index into the entries.
     pub entry: usize,
     pub witnesses: &'a [Witness],
+}
+
+/// The entries performing a group's access, in entry order, each once.
+pub(super) enum Performers<'a> {
+    /// One by one, each with its witnesses.
+    Listed(Vec<Performer<'a>>),
+    /// Every entry reaching a collapsed SCC, all with the witnesses of the SCC's shared access:
+    /// one list for every access of the SCC (on the kernel, hundreds of entries times ~80,000
+    /// accesses).
+    Reaching {
+        entries: Arc<[usize]>,
+        witnesses: &'a [Witness],
+    },
+}
+
+impl<'a> Performers<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            Performers::Listed(l) => l.len(),
+            Performers::Reaching { entries, .. } => entries.len(),
+        }
+    }
+
+    /// The `i`-th performer.
+    pub fn get(&self, i: usize) -> Performer<'a> {
+        match self {
+            Performers::Listed(l) => l[i],
+            Performers::Reaching { entries, witnesses } => Performer {
+                entry: entries[i],
+                witnesses,
+            },
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Performer<'a>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Adds `p` unless its entry performs the access already (an own access equal to a shared
+    /// one is one performance).
+    fn add(&mut self, p: Performer<'a>) {
+        if let Performers::Reaching { entries, .. } = self {
+            if entries.binary_search(&p.entry).is_ok() {
+                return;
+            }
+            *self = Performers::Listed(self.iter().collect());
+        }
+        if let Performers::Listed(list) = self {
+            if let Err(at) = list.binary_search_by_key(&p.entry, |q| q.entry) {
+                list.insert(at, p);
+            }
+        }
+    }
 }
 
 impl<'a> Group<'a> {
@@ -143,20 +197,28 @@ pub(super) fn same_sites(x: &[Witness], y: &[Witness]) -> bool {
 }
 
 impl<'a> Candidates<'a> {
-    /// The accesses of every entry, grouped and bucketed.
+    /// The accesses of every entry, grouped and bucketed. A collapsed SCC's shared accesses are
+    /// grouped once, when the first entry reaching them is met, with the list of every entry
+    /// that reaches them as their performers.
     pub fn collect(
         input: &super::RaceInput<'_>,
         sums: &'a Summaries,
         objects: &mut Option<AccessObjects<'_>>,
     ) -> Candidates<'a> {
         let (program, pta, entries) = (input.program, input.pta, input.entries);
-        let mut groups: Vec<Group<'a>> = Vec::new();
-        let mut index: FxHashMap<GroupKey<'a>, u32> = FxHashMap::default();
-        let mut buckets: BTreeMap<Bucket, Vec<u32>> = BTreeMap::new();
+        let reaching = reaching_entries(entries, sums);
+        let mut b = Builder {
+            pta,
+            objects,
+            groups: Vec::new(),
+            index: FxHashMap::default(),
+            buckets: BTreeMap::new(),
+        };
         // Escaped callbacks are interchangeable for the check (each may run at any time, in any
         // thread, several at once, ordered with nothing): an access that several of them
         // perform (through a common callee) is paired once, under the first of them.
         let mut pooled = FxHashSet::default();
+        let mut sets_done = FxHashSet::default();
         for (i, e) in entries.iter().enumerate() {
             let Some(s) = sums.get(e.func) else { continue };
             let interchangeable = is_interchangeable(e);
@@ -165,55 +227,132 @@ impl<'a> Candidates<'a> {
                 pta,
                 func: e.func,
             };
-            for a in s.all_accesses() {
+            for a in s.accesses() {
                 if interchangeable && !pooled.insert(PoolKey::of(&a)) {
                     continue;
                 }
-                let object = classes.object_class(a.path).map(|o| pta.class(o));
-                let key = GroupKey {
-                    facts: AccessFacts::of(&a),
-                    object: object.filter(|&o| separates(pta, o)),
-                    within: object.map(|o| (o, a.class == Some(o))),
-                    objects: objects.as_mut().and_then(|o| o.of(&a)),
-                    witnesses: a.witnesses,
-                };
-                let performer = Performer {
-                    entry: i,
-                    witnesses: a.witnesses,
-                };
-                if let Some(&g) = index.get(&key) {
-                    let g = &mut groups[g as usize];
-                    // The same access twice in one entry (an own one equal to a shared one)
-                    // is one performance.
-                    if g.performers.last().is_none_or(|p| p.entry != i) {
-                        g.performers.push(performer);
-                    }
+                b.add(&classes, a, Addition::Own(i));
+            }
+            for set in &s.shared {
+                if !sets_done.insert(Arc::as_ptr(set)) {
                     continue;
                 }
-                let id = groups.len() as u32;
-                groups.push(Group {
-                    access: a,
-                    object: key.object,
-                    within: key.within,
-                    objects: key.objects,
-                    performers: vec![performer],
-                    once: Arc::from([]),
-                    may_order: false,
-                    arg_locks: false,
-                });
-                index.insert(key, id);
-                let bucket = match a.class {
-                    Some(c) => Bucket::Class(c),
-                    None => Bucket::Path(a.path.clone()),
+                let performers = &reaching[&Arc::as_ptr(set)];
+                let classes = Classes {
+                    program,
+                    pta,
+                    func: set.scc,
                 };
-                buckets.entry(bucket).or_default().push(id);
+                for a in set.accesses() {
+                    b.add(&classes, a, Addition::Reaching(performers));
+                }
             }
         }
-        finish_groups(&mut groups, entries);
+        finish_groups(&mut b.groups, entries);
         Candidates {
-            groups,
-            buckets: buckets.into_values().collect(),
+            groups: b.groups,
+            buckets: b.buckets.into_values().collect(),
         }
+    }
+}
+
+/// Per collapsed SCC's shared accesses (by address), the entries that reach them, in entry
+/// order; of the interchangeable ones only the first (see [`Candidates::collect`]).
+fn reaching_entries(
+    entries: &[ThreadEntry],
+    sums: &Summaries,
+) -> FxHashMap<*const SharedAccesses, Arc<[usize]>> {
+    let mut lists: FxHashMap<*const SharedAccesses, (Vec<usize>, bool)> = FxHashMap::default();
+    for (i, e) in entries.iter().enumerate() {
+        let Some(s) = sums.get(e.func) else { continue };
+        let interchangeable = is_interchangeable(e);
+        for set in &s.shared {
+            let (list, pooled) = lists.entry(Arc::as_ptr(set)).or_default();
+            if interchangeable && std::mem::replace(pooled, true) {
+                continue;
+            }
+            if list.last() != Some(&i) {
+                list.push(i);
+            }
+        }
+    }
+    lists
+        .into_iter()
+        .map(|(set, (list, _))| (set, Arc::from(list)))
+        .collect()
+}
+
+/// Who performs an access being added: one entry (its own access), or every entry reaching a
+/// collapsed SCC (one of the SCC's shared accesses).
+enum Addition<'l> {
+    Own(usize),
+    Reaching(&'l Arc<[usize]>),
+}
+
+/// The groups and buckets being built.
+struct Builder<'a, 'b, 'p> {
+    pta: &'b PointsTo,
+    objects: &'b mut Option<AccessObjects<'p>>,
+    groups: Vec<Group<'a>>,
+    index: FxHashMap<GroupKey<'a>, u32>,
+    buckets: BTreeMap<Bucket, Vec<u32>>,
+}
+
+impl<'a> Builder<'a, '_, '_> {
+    fn add(&mut self, classes: &Classes<'_>, a: AccessView<'a>, by: Addition<'_>) {
+        let pta = self.pta;
+        let object = classes.object_class(a.path).map(|o| pta.class(o));
+        let key = GroupKey {
+            facts: AccessFacts::of(&a),
+            object: object.filter(|&o| separates(pta, o)),
+            within: object.map(|o| (o, a.class == Some(o))),
+            objects: self.objects.as_mut().and_then(|o| o.of(&a)),
+            witnesses: a.witnesses,
+        };
+        if let Some(&g) = self.index.get(&key) {
+            let performers = &mut self.groups[g as usize].performers;
+            match by {
+                Addition::Own(entry) => performers.add(Performer {
+                    entry,
+                    witnesses: a.witnesses,
+                }),
+                Addition::Reaching(list) => {
+                    for &entry in list.iter() {
+                        performers.add(Performer {
+                            entry,
+                            witnesses: a.witnesses,
+                        });
+                    }
+                }
+            }
+            return;
+        }
+        let id = self.groups.len() as u32;
+        self.groups.push(Group {
+            access: a,
+            object: key.object,
+            within: key.within,
+            objects: key.objects,
+            performers: match by {
+                Addition::Own(entry) => Performers::Listed(vec![Performer {
+                    entry,
+                    witnesses: a.witnesses,
+                }]),
+                Addition::Reaching(list) => Performers::Reaching {
+                    entries: list.clone(),
+                    witnesses: a.witnesses,
+                },
+            },
+            once: Arc::from([]),
+            may_order: false,
+            arg_locks: false,
+        });
+        self.index.insert(key, id);
+        let bucket = match a.class {
+            Some(c) => Bucket::Class(c),
+            None => Bucket::Path(a.path.clone()),
+        };
+        self.buckets.entry(bucket).or_default().push(id);
     }
 }
 
@@ -229,29 +368,58 @@ pub(super) fn finish_groups(groups: &mut [Group<'_>], entries: &[ThreadEntry]) {
             .collect()
     };
     let (before, joined) = (orders(|e| &e.ordered_by), orders(|e| &e.joined_by));
-    let mut lists: FxHashMap<Vec<usize>, Arc<[usize]>> = FxHashMap::default();
-    for g in groups {
-        let once: Vec<usize> = g
-            .performers
+    let mut onces: FxHashMap<Vec<usize>, Arc<[usize]>> = FxHashMap::default();
+    let mut of_list = |performers: &Performers<'_>| {
+        let once: Vec<usize> = performers
             .iter()
             .map(|p| p.entry)
             .filter(|&e| !entries[e].multiple)
             .collect();
-        g.once = lists
-            .entry(once)
-            .or_insert_with_key(|k| Arc::from(k.as_slice()))
-            .clone();
-        let ordering = match g.access.phase {
-            Phase::Before => Some(&before),
-            Phase::Joined => Some(&joined),
-            Phase::Threaded => None,
+        let any = |o: &[bool]| performers.iter().any(|p| o[p.entry]);
+        PerformerFacts {
+            once: onces
+                .entry(once)
+                .or_insert_with_key(|k| Arc::from(k.as_slice()))
+                .clone(),
+            before: any(&before),
+            joined: any(&joined),
+            argument: performers.iter().any(|p| entries[p.entry].arg.is_some()),
+        }
+    };
+    // The lists of entries reaching a collapsed SCC are shared by all its accesses.
+    let mut reaching: FxHashMap<*const [usize], PerformerFacts> = FxHashMap::default();
+    for g in groups {
+        let facts = match &g.performers {
+            Performers::Reaching { entries, .. } => reaching
+                .entry(Arc::as_ptr(entries))
+                .or_insert_with(|| of_list(&g.performers))
+                .clone(),
+            Performers::Listed(_) => of_list(&g.performers),
         };
-        g.may_order = ordering.is_some_and(|o| g.performers.iter().any(|p| o[p.entry]));
-        g.arg_locks =
-            g.access.locks.plus.iter().any(|l| {
+        g.once = facts.once;
+        g.may_order = match g.access.phase {
+            Phase::Before => facts.before,
+            Phase::Joined => facts.joined,
+            Phase::Threaded => false,
+        };
+        g.arg_locks = facts.argument
+            && g.access.locks.plus.iter().any(|l| {
                 l.path.root == Root::Formal(0) && l.path.steps.first() == Some(&Step::Deref)
-            }) && g.performers.iter().any(|p| entries[p.entry].arg.is_some());
+            });
     }
+}
+
+/// What [`finish_groups`] reads of a list of performers.
+#[derive(Clone)]
+struct PerformerFacts {
+    /// Those that run once, sorted.
+    once: Arc<[usize]>,
+    /// Some performer's accesses made before its first thread creation may be ordered.
+    before: bool,
+    /// Some performer's accesses made after its joins may be ordered.
+    joined: bool,
+    /// Some performer knows the global object its argument is.
+    argument: bool,
 }
 
 /// An entry that may run at any time, in any thread, several at once, ordered with nothing and

@@ -58,13 +58,9 @@ impl PairContext<'_> {
         mut f: impl FnMut(&Performer<'a>, &Performer<'a>) -> bool,
     ) {
         for (i, p) in x.performers.iter().enumerate() {
-            let others = if same {
-                &y.performers[i..]
-            } else {
-                &y.performers[..]
-            };
-            for q in others {
-                if self.valid(p, q) && !f(p, q) {
+            let from = if same { i } else { 0 };
+            for q in (from..y.performers.len()).map(|j| y.performers.get(j)) {
+                if self.valid(&p, &q) && !f(&p, &q) {
                     return;
                 }
             }
@@ -358,6 +354,7 @@ fn may_alias(program: &Program, a: &Path, b: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::candidates::Performers;
     use super::*;
     use crate::ir::types::RecordId;
     use crate::ir::{FuncId, GlobalId, Loc, Name};
@@ -614,14 +611,22 @@ mod tests {
         let performer_sets: [&[usize]; 5] = [&[0], &[1], &[0, 1], &[1, 2, 3], &[0, 1, 2, 3]];
         let mut groups = Vec::new();
         for a in &accesses {
-            for set in performer_sets {
-                let performers: Vec<Performer<'_>> = set
-                    .iter()
-                    .map(|&e| Performer {
-                        entry: e,
+            for (set, reaching) in performer_sets.iter().flat_map(|s| [(s, false), (s, true)]) {
+                let performers = if reaching {
+                    Performers::Reaching {
+                        entries: std::sync::Arc::from(*set),
                         witnesses: &witness,
-                    })
-                    .collect();
+                    }
+                } else {
+                    Performers::Listed(
+                        set.iter()
+                            .map(|&e| Performer {
+                                entry: e,
+                                witnesses: &witness,
+                            })
+                            .collect(),
+                    )
+                };
                 groups.push(Group {
                     access: *a,
                     object: None,
@@ -645,7 +650,7 @@ mod tests {
                 let mut races = false;
                 for (k, p) in x.performers.iter().enumerate() {
                     let from = if same { k } else { 0 };
-                    for q in &y.performers[from..] {
+                    for q in y.performers.iter().skip(from) {
                         races |= one_pair(
                             &cx,
                             (p.entry, &x.access),
