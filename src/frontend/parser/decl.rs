@@ -1,7 +1,7 @@
 //! Declarations: specifiers, declarators, initializers, struct/union/enum bodies, attributes and
 //! function definitions (including K&R and GNU nested ones).
 
-use super::{PResult, Parser};
+use super::{PResult, Parser, MAX_DEPTH};
 use crate::frontend::ast::*;
 use crate::frontend::intern::Sym;
 use crate::frontend::token::{Kw, Span, Token, TokenKind, P};
@@ -560,6 +560,14 @@ impl Parser<'_> {
         self.declarator_into(&mut parts, kind)?;
         if kind == DeclaratorKind::Named && parts.name.is_none() {
             return self.fail("identifier");
+        }
+        // Every later stage walks the type recursively, one level per pointer, array or
+        // function (C requires at least 12).
+        if parts.derived.len() > MAX_DEPTH as usize {
+            return self.error_at(
+                lo,
+                format!("declarator with more than {MAX_DEPTH} pointer, array or function levels"),
+            );
         }
         Ok(Declarator {
             name: parts.name.map(|(s, _)| s),

@@ -8,13 +8,16 @@ use crate::frontend::token::{Kw, Span, TokenKind, P};
 impl Parser<'_> {
     /// expression: assignment-expressions separated by commas.
     pub(crate) fn expr(&mut self) -> PResult<ExprId> {
-        let mut e = self.assign_expr()?;
-        while self.at(P::Comma) {
-            self.bump();
-            let rhs = self.assign_expr()?;
-            e = self.binary(BinOp::Comma, e, rhs);
-        }
-        Ok(e)
+        self.chain(|p| {
+            let mut e = p.assign_expr()?;
+            while p.at(P::Comma) {
+                p.deepen()?;
+                p.bump();
+                let rhs = p.assign_expr()?;
+                e = p.binary(BinOp::Comma, e, rhs);
+            }
+            Ok(e)
+        })
     }
 
     pub(crate) fn assign_expr(&mut self) -> PResult<ExprId> {
@@ -27,7 +30,7 @@ impl Parser<'_> {
             _ => return Ok(lhs),
         };
         self.bump();
-        let rhs = self.assign_expr()?;
+        let rhs = self.nested(|p| p.assign_expr())?;
         let span = self.ast.exprs[lhs].span.to(self.ast.exprs[rhs].span);
         Ok(self.ast.exprs.alloc(Expr {
             kind: ExprKind::Assign(op, lhs, rhs),
@@ -43,7 +46,7 @@ impl Parser<'_> {
         let then = if self.at(P::Colon) {
             None
         } else {
-            Some(self.expr()?)
+            Some(self.nested(|p| p.expr())?)
         };
         self.expect(P::Colon)?;
         let els = self.nested(|p| p.conditional_expr())?;
@@ -56,19 +59,22 @@ impl Parser<'_> {
 
     /// Binary operators of precedence `min_prec` and tighter.
     fn binary_expr(&mut self, min_prec: u8) -> PResult<ExprId> {
-        let mut lhs = self.cast_expr()?;
-        loop {
-            let (op, prec) = match self.peek().kind {
-                TokenKind::Punct(p) => match binary_op(p) {
-                    Some((op, prec)) if prec >= min_prec => (op, prec),
+        self.chain(|p| {
+            let mut lhs = p.cast_expr()?;
+            loop {
+                let (op, prec) = match p.peek().kind {
+                    TokenKind::Punct(t) => match binary_op(t) {
+                        Some((op, prec)) if prec >= min_prec => (op, prec),
+                        _ => return Ok(lhs),
+                    },
                     _ => return Ok(lhs),
-                },
-                _ => return Ok(lhs),
-            };
-            self.bump();
-            let rhs = self.binary_expr(prec + 1)?;
-            lhs = self.binary(op, lhs, rhs);
-        }
+                };
+                p.deepen()?;
+                p.bump();
+                let rhs = p.binary_expr(prec + 1)?;
+                lhs = p.binary(op, lhs, rhs);
+            }
+        })
     }
 
     fn binary(&mut self, op: BinOp, lhs: ExprId, rhs: ExprId) -> ExprId {
@@ -175,9 +181,21 @@ impl Parser<'_> {
         }
     }
 
-    fn postfix(&mut self, mut e: ExprId) -> PResult<ExprId> {
+    fn postfix(&mut self, e: ExprId) -> PResult<ExprId> {
+        self.chain(|p| p.postfix_chain(e))
+    }
+
+    fn postfix_chain(&mut self, mut e: ExprId) -> PResult<ExprId> {
         let lo = self.ast.exprs[e].span.lo;
         loop {
+            if matches!(
+                self.peek().kind,
+                TokenKind::Punct(
+                    P::LBracket | P::LParen | P::Dot | P::Arrow | P::PlusPlus | P::MinusMinus
+                )
+            ) {
+                self.deepen()?;
+            }
             let kind = match self.peek().kind {
                 TokenKind::Punct(P::LBracket) => {
                     self.bump();

@@ -291,6 +291,26 @@ impl<'a> Parser<'a> {
         Span::new(lo, self.prev_hi.max(lo))
     }
 
+    /// Runs `f`, a loop that builds a chain of nodes (`a + b + …`, `x[0][1]…`, `a, b, …`),
+    /// each link one level deeper than the last ([`Parser::deepen`]): the tree is as deep as
+    /// the chain is long, and every later stage walks it recursively.
+    fn chain<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        let base = self.depth;
+        let r = f(self);
+        self.depth = base;
+        r
+    }
+
+    /// One more link of a [`Parser::chain`].
+    fn deepen(&mut self) -> PResult<()> {
+        if self.depth >= MAX_DEPTH {
+            let lo = self.peek().span.lo;
+            return self.error_at(lo, format!("nesting deeper than {MAX_DEPTH} levels"));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     /// Runs `f` one nesting level deeper, growing the stack when needed.
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
         if self.depth >= MAX_DEPTH {
