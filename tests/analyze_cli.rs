@@ -53,6 +53,86 @@ fn exit_codes_follow_the_warnings() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A run never says "clean" about code it did not read: nothing readable is a usage error (2),
+/// a partly read run without warnings is not clean (1).
+#[test]
+fn exit_codes_count_the_input_not_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(
+        path("binary.i"),
+        [0x7f, b'E', b'L', b'F', 0, 1, 2, 0xff, b'\n'],
+    )
+    .unwrap();
+    std::fs::write(
+        path("missing.c"),
+        "#include <no_such_header_here.h>\nint x;\n",
+    )
+    .unwrap();
+    std::fs::write(path("clean.i"), "int y;\nint main(void) { return y; }\n").unwrap();
+    std::fs::write(path("broken.i"), "int z;\nint f(void) { return @; }\n").unwrap();
+
+    let out = relay(&[&path("binary.i"), &path("missing.c")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to analyse"), "{err}");
+    assert!(err.contains("missing.c"), "{err}");
+
+    assert_eq!(relay(&[&path("clean.i")]).status.code(), Some(0));
+
+    for partial in ["missing.c", "broken.i"] {
+        let out = relay(&["--format", "json", &path("clean.i"), &path(partial)]);
+        assert_eq!(out.status.code(), Some(1), "{partial}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["stats"]["warnings_reported"], 0);
+        let unread = &report["stats"]["unread"];
+        let counted = if partial == "missing.c" {
+            "units"
+        } else {
+            "declarations"
+        };
+        assert_eq!(unread[counted], 1, "{partial}: {unread}");
+    }
+}
+
+/// `-o` and `--write-baseline` are checked before the analysis: an unwritable output fails
+/// first (here before the input is found unreadable), and names its path.
+#[test]
+fn output_paths_are_checked_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.i");
+    std::fs::write(&garbage, "@@@\n").unwrap();
+    let garbage = garbage.to_str().unwrap();
+    let missing = dir.path().join("no/such/dir/report.json");
+    for flag in ["-o", "--write-baseline"] {
+        let out = relay(&[garbage, flag, missing.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no/such/dir/report.json"), "{flag}: {err}");
+        assert!(!err.contains("nothing to analyse"), "{flag}: {err}");
+    }
+    let out = relay(&[garbage, "-o", dir.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
+}
+
+/// A directory holding `x.c` and its preprocessed `x.i` is one unit, said on stderr.
+#[test]
+fn a_source_beside_its_preprocessed_form_is_analysed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let racy = "int x;\nvoid *t(void *a) { x++; return 0; }\n\
+                int pthread_create(void *, void *, void *(*)(void *), void *);\n\
+                int main(void) { long a; pthread_create(&a, 0, t, 0); x++; return 0; }\n";
+    std::fs::write(dir.path().join("x.c"), racy).unwrap();
+    std::fs::write(dir.path().join("x.i"), racy).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let twins = json(&[d]);
+    let alone = json(&[dir.path().join("x.i").to_str().unwrap()]);
+    assert_eq!(twins["warnings"], alone["warnings"]);
+    assert!(!twins["warnings"].as_array().unwrap().is_empty());
+    let err = String::from_utf8_lossy(&relay(&[d]).stderr).to_string();
+    assert!(err.contains("x.c not analysed"), "{err}");
+}
+
 #[test]
 fn json_and_sarif_describe_the_same_warnings() {
     let f = fixture("relay_figure13.c");
@@ -214,7 +294,9 @@ fn calls_through_unknown_members_do_not_panic() {
     let out = relay(&[src.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The statements using `v` cannot be lowered: they are named, and the run is not clean.
+    assert!(stderr.contains("unknown_member.c:1:"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
 }
 
 /// One struct with an anonymous member, defined in two units (the second unit defines another

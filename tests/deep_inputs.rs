@@ -19,7 +19,7 @@ fn deep_unit(kind: usize, n: usize) -> String {
         1 => format!("return {}g{};", "(".repeat(n), ")".repeat(n)),
         2 => format!("return {}g;", "(int)".repeat(n)),
         3 => format!("return {}g;", "- ".repeat(n)),
-        4 => format!("return a{};", "[0]".repeat(n)),
+        4 => format!("return q{} == 0;", "->p".repeat(n)),
         5 => format!("return ({});", vec!["g"; n].join(",")),
         6 => format!("return {}g;", "g?g:".repeat(n)),
         7 => format!("{}g++; return 0;", "if (g) ".repeat(n)),
@@ -30,7 +30,7 @@ fn deep_unit(kind: usize, n: usize) -> String {
         12 => return format!("int g;\nint d{};\n", "[2]".repeat(n)),
         _ => return format!("int g;\nint i[1] = {}1{};\n", "{".repeat(n), "}".repeat(n)),
     };
-    format!("int g; int a[2];\nint f(void) {{ {body} }}\n")
+    format!("int g; struct n {{ struct n *p; }} *q;\nint f(void) {{ {body} }}\n")
 }
 
 const KINDS: usize = 14;

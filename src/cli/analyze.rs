@@ -1,6 +1,7 @@
 //! `relay analyze`: the whole pipeline — front end, points-to, call graph, summaries, thread
 //! entries, warnings, filters — and a report (text, JSON or SARIF). Exit code 0: no warning
-//! reported; 1: warnings reported; 2: usage or input error. With a cache, the run is saved in
+//! reported and every input analysed; 1: warnings reported, or part of the input not analysed;
+//! 2: usage error, or no input could be read. With a cache, the run is saved in
 //! it for `relay report` ([`report`]), and the report is made from the saved run either way.
 
 use std::io::Write;
@@ -19,6 +20,7 @@ use super::PointsToArgs;
 use crate::race::saved::{RunInfo, SavedRun};
 use crate::race::RaceInput;
 use crate::report::text::render_summary;
+use crate::report::Unread;
 use crate::schedule;
 use crate::summary;
 
@@ -161,6 +163,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let models = Models::load(args.summaries.as_deref())?;
     let entries = args.entry_options(&models)?;
     let baseline = args.report.read_baseline()?;
+    args.report.check_outputs()?;
     let pool = args.input.pool()?;
     let store = args.cache.open()?;
     let quiet = args.report.quiet;
@@ -171,6 +174,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         problems,
         totals,
     } = super::build_program(&args.input, &pool, store.as_ref())?;
+    if totals.clean_units == 0 && totals.functions_lowered == 0 {
+        anyhow::bail!(
+            "nothing to analyse: none of the {} unit(s) could be read (errors above)",
+            totals.units
+        );
+    }
     let t1 = Instant::now();
     let options = pipeline::Options {
         fields: args.pta.fields,
@@ -216,6 +225,18 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()))
             .into_iter()
             .collect(),
+        unread: Unread {
+            units: totals.units_failed,
+            declarations: totals.skipped_decls,
+            statements: totals.lowering_failures,
+            summaries: analysis
+                .summaries
+                .schedule
+                .failed
+                .iter()
+                .map(|f| f.functions.len())
+                .sum(),
+        },
     };
     // With every summary from the cache and the same entries, the findings are the ones saved
     // by the run that computed them: no need to pair accesses again.
@@ -268,6 +289,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             writeln!(
                 err,
                 "{problems} translation unit(s) had input problems (reported above); the rest was analysed"
+            )?;
+        }
+        if rep.stats.warnings_reported == 0 && rep.stats.unread.any() {
+            writeln!(
+                err,
+                "no warnings, but part of the input was not analysed (above): exit status 1"
             )?;
         }
         if store.is_some() {

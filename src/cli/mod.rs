@@ -23,9 +23,10 @@ use crate::frontend::input::{self, Input, PreprocessOptions};
 pub mod exit {
     /// Success: nothing to report.
     pub const OK: i32 = 0;
-    /// The run found something: skipped declarations (parse), warnings (analyze).
+    /// The run found something: skipped declarations (parse), warnings or input it could not
+    /// analyse (analyze, report).
     pub const FINDINGS: i32 = 1;
-    /// Usage or input error.
+    /// Usage or input error; no input could be read (analyze).
     pub const USAGE: i32 = 2;
 }
 
@@ -82,7 +83,14 @@ impl InputArgs {
             compiler: self.cc.clone(),
             flags,
         };
-        let mut inputs = input::collect_paths(&self.paths, &pp)?;
+        let input::Collected { mut inputs, twins } = input::collect_paths(&self.paths, &pp)?;
+        for c in &twins {
+            eprintln!(
+                "note: {} not analysed: {} beside it is its preprocessed form, analysed instead",
+                c.display(),
+                c.with_extension("i").display()
+            );
+        }
         if let Some(cc) = &self.compile_commands {
             inputs.extend(input::collect_compile_commands(cc)?);
         }
@@ -107,6 +115,8 @@ impl InputArgs {
 pub struct FrontendTotals {
     pub units: usize,
     pub clean_units: usize,
+    /// Units that could not be read or preprocessed.
+    pub units_failed: usize,
     pub skipped_decls: usize,
     pub function_definitions: usize,
     pub functions_lowered: usize,
@@ -156,10 +166,21 @@ pub fn build_program(
             eprintln!("error: {e} (declaration skipped)");
         }
         totals.clean_units += (u.load_error.is_none() && u.parse_errors.is_empty()) as usize;
+        totals.units_failed += u.load_error.is_some() as usize;
         totals.skipped_decls += u.parse_errors.len();
         totals.function_definitions += u.function_definitions;
     }
     let program = build.program;
+    {
+        let printer = program.printer();
+        for d in program.units.iter().flat_map(|u| &u.diagnostics) {
+            eprintln!(
+                "error: {}: {} (statement skipped)",
+                printer.loc(d.loc),
+                d.message
+            );
+        }
+    }
     totals.functions_lowered = program.stats.functions_defined;
     totals.duplicates_removed = program.stats.duplicates_removed;
     totals.lowering_failures = program.units.iter().map(|u| u.diagnostics.len()).sum();

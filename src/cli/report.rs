@@ -7,7 +7,7 @@
 //! turn a [`SavedRun`] into a written report ([`ReportArgs::emit`]).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -78,6 +78,26 @@ impl ReportArgs {
         Ok(c)
     }
 
+    /// Fails now, before any analysis, when `-o` or `--write-baseline` cannot be written.
+    pub fn check_outputs(&self) -> Result<()> {
+        if let Some(path) = &self.output {
+            check_writable(path)
+                .with_context(|| format!("cannot write the report to {}", path.display()))?;
+        }
+        if let Some(path) = &self.write_baseline {
+            // Written to a temporary file beside it, then renamed over it.
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let probe = dir.join(format!(".relay-baseline-check.{}", std::process::id()));
+            check_writable(&probe)
+                .and_then(|()| check_not_dir(path))
+                .with_context(|| format!("cannot write baseline {}", path.display()))?;
+        }
+        Ok(())
+    }
+
     /// The `--baseline` file, read.
     pub fn read_baseline(&self) -> Result<Option<Baseline>> {
         self.baseline.as_deref().map(Baseline::read).transpose()
@@ -113,8 +133,9 @@ impl ReportArgs {
                 let file = std::fs::File::create(path)
                     .with_context(|| format!("creating {}", path.display()))?;
                 let mut w = std::io::BufWriter::new(file);
-                report::render(rep, self.format, &mut sources, &mut w)?;
-                w.flush()?;
+                report::render(rep, self.format, &mut sources, &mut w)
+                    .and_then(|()| Ok(w.flush()?))
+                    .with_context(|| format!("writing the report to {}", path.display()))?;
             }
             None => {
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -126,9 +147,34 @@ impl ReportArgs {
     }
 }
 
-/// The exit code of a report: 1 when it reports warnings.
+/// Whether `path` can be written: opened for writing if it exists (not truncated: the report
+/// there stays until the new one replaces it), else created and removed again.
+fn check_writable(path: &Path) -> std::io::Result<()> {
+    check_not_dir(path)?;
+    match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::File::create_new(path)?;
+            std::fs::remove_file(path)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn check_not_dir(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    Ok(())
+}
+
+/// The exit code of a report: 1 when it reports warnings or part of the input was not analysed
+/// (a run never says "clean" about code it did not read).
 pub fn exit_code(rep: &Report) -> i32 {
-    if rep.stats.warnings_reported > 0 {
+    if rep.stats.warnings_reported > 0 || rep.stats.unread.any() {
         exit::FINDINGS
     } else {
         exit::OK
@@ -149,6 +195,7 @@ pub struct ReportCommand {
 pub fn run(args: &ReportCommand) -> Result<i32> {
     let filters = args.report.filter_config()?;
     let baseline = args.report.read_baseline()?;
+    args.report.check_outputs()?;
     let dir = args
         .cache
         .clone()

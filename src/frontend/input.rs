@@ -90,7 +90,7 @@ impl PreprocessOptions {
 }
 
 /// Expands paths (files and directories, recursively, sorted) into inputs.
-pub fn collect_paths(paths: &[PathBuf], pp: &PreprocessOptions) -> Result<Vec<Input>> {
+pub fn collect_paths(paths: &[PathBuf], pp: &PreprocessOptions) -> Result<Collected> {
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -102,7 +102,26 @@ pub fn collect_paths(paths: &[PathBuf], pp: &PreprocessOptions) -> Result<Vec<In
             bail!("no such file or directory: {}", p.display());
         }
     }
-    Ok(files.into_iter().map(|f| classify(f, pp)).collect())
+    // `x.c` beside its own `x.i` is one unit, not two (every warning would be reported twice):
+    // the preprocessed form is what the build saw.
+    let preprocessed: std::collections::HashSet<PathBuf> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "i"))
+        .cloned()
+        .collect();
+    let (twins, files): (Vec<PathBuf>, Vec<PathBuf>) = files.into_iter().partition(|f| {
+        f.extension().is_some_and(|e| e == "c") && preprocessed.contains(&f.with_extension("i"))
+    });
+    Ok(Collected {
+        inputs: files.into_iter().map(|f| classify(f, pp)).collect(),
+        twins,
+    })
+}
+
+/// The inputs named on the command line, and the `.c` files left out for their `.i` twin.
+pub struct Collected {
+    pub inputs: Vec<Input>,
+    pub twins: Vec<PathBuf>,
 }
 
 fn classify(file: PathBuf, pp: &PreprocessOptions) -> Input {

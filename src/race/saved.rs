@@ -44,6 +44,8 @@ pub struct RunInfo {
     /// Where the text report looks for source files whose line markers are relative paths,
     /// besides the current directory (the compilation database's directory).
     pub source_dirs: Vec<PathBuf>,
+    /// What of the input the analysis could not read.
+    pub unread: report::Unread,
 }
 
 /// One warning before filters.
@@ -236,6 +238,7 @@ impl SavedRun {
                 warnings_reported: reported,
                 baseline_suppressed: 0,
                 times: self.times.clone(),
+                unread: self.info.unread.clone(),
             },
         })
     }

@@ -137,6 +137,29 @@ pub struct RunStats {
     pub baseline_suppressed: usize,
     /// Wall-clock seconds per stage.
     pub times: Vec<(String, f64)>,
+    /// What of the input was not analysed (named on stderr by the run that read it).
+    #[serde(default)]
+    pub unread: Unread,
+}
+
+/// The parts of the input a run could not analyse. A run with any is not clean, whatever it
+/// reports: `relay analyze` and `relay report` exit 1.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unread {
+    /// Units that could not be read or preprocessed.
+    pub units: usize,
+    /// Declarations skipped for a syntax error.
+    pub declarations: usize,
+    /// Statements (constructs) the lowering could not translate, skipped.
+    pub statements: usize,
+    /// Functions left without a summary by an internal error.
+    pub summaries: usize,
+}
+
+impl Unread {
+    pub fn any(&self) -> bool {
+        *self != Unread::default()
+    }
 }
 
 /// A thread entry that is a callback: `function` was handed to `via` at `at` and may run at any

@@ -139,6 +139,7 @@ pub(crate) fn report(file: &str) -> Report {
                 ("front end".to_string(), 1.25),
                 ("summaries".to_string(), 0.5),
             ],
+            unread: Default::default(),
         },
     }
 }

@@ -469,6 +469,14 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
     }
     row(out, "baseline suppressed", stats.baseline_suppressed)?;
     row(out, "reported", stats.warnings_reported)?;
+    let u = &stats.unread;
+    if u.any() {
+        writeln!(out, "  not analysed (errors above)")?;
+        row(out, "  units unreadable", u.units)?;
+        row(out, "  declarations skipped", u.declarations)?;
+        row(out, "  statements not lowered", u.statements)?;
+        row(out, "  summaries failed", u.summaries)?;
+    }
     if !stats.times.is_empty() {
         writeln!(out, "  time")?;
         for (stage, secs) in &stats.times {
