@@ -13,6 +13,7 @@ use crate::frontend::lower::lower_unit_with;
 use crate::frontend::{parse_streaming, Diagnostic, FunctionInfo, ItemView};
 use crate::ir::names::Names;
 use crate::link::{Linker, Program};
+use crate::progress::Progress;
 
 /// What one unit contributed, besides its IR.
 #[derive(Debug, Default)]
@@ -41,6 +42,8 @@ pub struct BuildOptions<'a> {
     /// Load units whose preprocessed text is in this cache instead of parsing and lowering them,
     /// and store the others there. Not used with `syntax_only`.
     pub cache: Option<&'a Store>,
+    /// Show progress on stderr, by units.
+    pub progress: bool,
 }
 
 pub struct Build {
@@ -57,73 +60,19 @@ pub struct Build {
 pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'_>) -> Build {
     let names = Arc::new(Names::new());
     let linker = Mutex::new(Linker::new(names.clone()));
+    let progress = Progress::new(options.progress, "front end", "units", inputs.len() as u64);
     let units: Vec<UnitReport> = pool.install(|| {
         inputs
             .par_iter()
             .enumerate()
             .map(|(i, input)| {
-                let mut report = UnitReport {
-                    tu: input.display_name(),
-                    ..Default::default()
-                };
-                let text = match input.load() {
-                    Ok(t) => t,
-                    Err(e) => {
-                        report.load_error = Some(format!("{e:#}"));
-                        return report;
-                    }
-                };
-                report.bytes = text.len() as u64;
-                let mut functions = Vec::new();
-                let mut on_item = |item: &ItemView<'_>| {
-                    if options.list_functions {
-                        functions.extend(item.function_info());
-                    }
-                };
-                if options.syntax_only {
-                    let summary = parse_streaming(report.tu.clone(), &text, |item| {
-                        on_item(item);
-                        report.function_definitions +=
-                            matches!(item.item, ExternalDecl::Function(_)) as usize;
-                    });
-                    report.functions = functions;
-                    report.external_decls = summary.external_decls;
-                    report.parse_errors = summary.errors;
-                    return report;
-                }
-                let cached = options
-                    .cache
-                    .and_then(|store| lower_cached(store, &report.tu, &text, &names));
-                let (out, from_cache) = match cached {
-                    Some(c) => c,
-                    None => {
-                        let out = lower_unit_with(report.tu.clone(), &text, &names, on_item);
-                        let out = LoadedUnit {
-                            unit: out.unit,
-                            external_decls: out.external_decls,
-                            function_definitions: out.function_definitions,
-                            parse_errors: out.parse_errors,
-                            functions,
-                        };
-                        (out, false)
-                    }
-                };
-                drop(text);
-                report.from_cache = from_cache;
-                if options.list_functions {
-                    report.functions = out.functions;
-                }
-                report.external_decls = out.external_decls;
-                report.function_definitions = out.function_definitions;
-                report.parse_errors = out.parse_errors;
-                linker
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .add(i as u32, out.unit);
+                let report = read_unit(i, input, &names, &linker, options);
+                progress.advance(1);
                 report
             })
             .collect()
     });
+    progress.finish();
     let program = linker
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())
@@ -136,6 +85,74 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
         units_parsed,
         units_reused,
     }
+}
+
+/// Reads, parses and lowers the `i`-th input and hands its IR to the linker.
+fn read_unit(
+    i: usize,
+    input: &Input,
+    names: &Arc<Names>,
+    linker: &Mutex<Linker>,
+    options: BuildOptions<'_>,
+) -> UnitReport {
+    let mut report = UnitReport {
+        tu: input.display_name(),
+        ..Default::default()
+    };
+    let text = match input.load() {
+        Ok(t) => t,
+        Err(e) => {
+            report.load_error = Some(format!("{e:#}"));
+            return report;
+        }
+    };
+    report.bytes = text.len() as u64;
+    let mut functions = Vec::new();
+    let mut on_item = |item: &ItemView<'_>| {
+        if options.list_functions {
+            functions.extend(item.function_info());
+        }
+    };
+    if options.syntax_only {
+        let summary = parse_streaming(report.tu.clone(), &text, |item| {
+            on_item(item);
+            report.function_definitions += matches!(item.item, ExternalDecl::Function(_)) as usize;
+        });
+        report.functions = functions;
+        report.external_decls = summary.external_decls;
+        report.parse_errors = summary.errors;
+        return report;
+    }
+    let cached = options
+        .cache
+        .and_then(|store| lower_cached(store, &report.tu, &text, &names));
+    let (out, from_cache) = match cached {
+        Some(c) => c,
+        None => {
+            let out = lower_unit_with(report.tu.clone(), &text, &names, on_item);
+            let out = LoadedUnit {
+                unit: out.unit,
+                external_decls: out.external_decls,
+                function_definitions: out.function_definitions,
+                parse_errors: out.parse_errors,
+                functions,
+            };
+            (out, false)
+        }
+    };
+    drop(text);
+    report.from_cache = from_cache;
+    if options.list_functions {
+        report.functions = out.functions;
+    }
+    report.external_decls = out.external_decls;
+    report.function_definitions = out.function_definitions;
+    report.parse_errors = out.parse_errors;
+    linker
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .add(i as u32, out.unit);
+    report
 }
 
 /// The unit from the cache, or parsed and lowered with its own interner and stored. `None` only

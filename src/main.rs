@@ -31,7 +31,8 @@ enum Command {
     /// Report the last `relay analyze` run again from the cache, with other filters, group,
     /// baseline or format: no C is read or analysed.
     Report(cli::report::ReportCommand),
-    /// The cache of parsed units: `stats` (entries and bytes per kind) or `clear`.
+    /// The cache of a directory's runs (parsed units, summaries, findings): `stats` (entries
+    /// and bytes per kind) or `clear`.
     Cache(cli::cache::CacheCommand),
 }
 

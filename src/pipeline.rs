@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::cache::summaries::{SummaryCache, SummaryOptions};
+use crate::cache::summaries::{SummaryCache, SummaryCacheStats, SummaryOptions};
 use crate::cache::{Key, KeyBuilder, Store};
 use crate::callgraph::CallGraph;
 use crate::link::Program;
@@ -70,7 +70,7 @@ impl Default for Options {
             fields: FieldMode::default(),
             signature_filter: true,
             schedule: schedule::Options {
-                max_rounds: summary::DEFAULT_MAX_ROUNDS,
+                max_rounds: schedule::DEFAULT_MAX_ROUNDS,
                 ..Default::default()
             },
             collapse_at: summary::DEFAULT_COLLAPSE_AT,
@@ -109,6 +109,8 @@ pub struct Analysis {
     pub pta: PointsTo,
     pub cg: CallGraph,
     pub summaries: Summaries,
+    /// What the summaries cache did, when one was used.
+    pub summaries_cache: Option<SummaryCacheStats>,
     pub entries: Vec<ThreadEntry>,
     pub times: StageTimes,
     /// The findings an earlier run saved for exactly this analysis, when nothing they depend
@@ -149,7 +151,8 @@ pub fn summarize(
     models: &Models,
     options: &Options,
 ) -> (PointsTo, CallGraph, Summaries, StageTimes) {
-    summarize_cached(program, models, options, None)
+    let s = summarize_cached(program, models, options, None);
+    (s.pta, s.cg, s.summaries, s.times)
 }
 
 /// [`summarize`] with the summaries cache.
@@ -158,18 +161,22 @@ pub fn summarize_cached(
     models: &Models,
     options: &Options,
     store: Option<&Store>,
-) -> (PointsTo, CallGraph, Summaries, StageTimes) {
-    let s = summarize_inner(program, models, options, store, Keep::Asked(&options.keep));
-    (s.pta, s.cg, s.summaries, s.times)
+) -> Summarized {
+    summarize_inner(program, models, options, store, Keep::Asked(&options.keep))
 }
 
-struct Summarized {
-    pta: PointsTo,
-    cg: CallGraph,
-    summaries: Summaries,
-    times: StageTimes,
+/// What the pipeline computed up to the summaries, and what the summaries cache did.
+pub struct Summarized {
+    pub pta: PointsTo,
+    pub cg: CallGraph,
+    pub summaries: Summaries,
+    pub times: StageTimes,
+    /// What the summaries cache did, when one was used.
+    pub cache: Option<SummaryCacheStats>,
+    /// For the race stage: the findings saved for this analysis, when nothing they depend on
+    /// changed (then no summary was loaded).
     findings: Option<SavedRun>,
-    /// The functions of the switched-on entry families (for the race stage only).
+    /// For the race stage: the functions of the switched-on entry families.
     families: Vec<(crate::ir::FuncId, String)>,
 }
 
@@ -229,12 +236,18 @@ fn summarize_inner(
     if let Some((sccs, program_key, run)) = saved {
         let times = StageTimes::new(t0, t1, t2, Instant::now());
         return Summarized {
-            summaries: Summaries::all_reused(program.functions.len(), sccs, program_key),
+            summaries: Summaries::all_reused(program.functions.len(), sccs),
             pta,
             cg,
             times,
             findings: Some(run),
             families,
+            cache: Some(SummaryCacheStats {
+                reused: sccs,
+                stored: 0,
+                unportable: 0,
+                program: program_key,
+            }),
         };
     }
     let keep = match keep {
@@ -257,7 +270,7 @@ fn summarize_inner(
             ))
         }
     };
-    let mut sums = summary::compute_with_store(
+    let sums = summary::compute_with_store(
         program,
         &pta,
         &cg,
@@ -270,9 +283,9 @@ fn summarize_inner(
             strict_publication: options.strict_publication,
         },
     );
-    sums.cache = cache.map(|c| c.stats());
     let t3 = Instant::now();
     let times = StageTimes::new(t0, t1, t2, t3);
+    let cache = cache.map(|c| c.stats());
     Summarized {
         pta,
         cg,
@@ -280,13 +293,14 @@ fn summarize_inner(
         times,
         findings: None,
         families,
+        cache,
     }
 }
 
 /// The key findings are saved under: all summaries and the call graph (the summaries cache's
 /// program key), the thread entries asked for and the alias analyses of the race stage.
 pub fn findings_key(program: &Key, options: &Options) -> Key {
-    let mut k = KeyBuilder::new(crate::race::saved::FINDINGS);
+    let mut k = KeyBuilder::new(crate::cache::findings::FINDINGS);
     k.key(program)
         .u64(u64::from(options.entries.roots))
         .u64(u64::from(options.type_alias))
@@ -322,12 +336,14 @@ pub fn analyze_cached(
         times,
         findings,
         families,
+        cache,
     } = summarize_inner(program, models, options, store, Keep::RaceEntries(&extra));
     if findings.is_some() {
         return Ok(Analysis {
             pta,
             cg,
             summaries,
+            summaries_cache: cache,
             entries: Vec::new(),
             times,
             findings,
@@ -394,6 +410,7 @@ pub fn analyze_cached(
         pta,
         cg,
         summaries,
+        summaries_cache: cache,
         entries,
         times,
         findings: None,

@@ -68,3 +68,35 @@ pub fn bar(on: bool, prefix: &'static str, unit: &str, total: u64) -> indicatif:
     bar.set_prefix(prefix);
     bar
 }
+
+/// Progress of a stage counted in pieces of work, from any thread: a bar on a terminal, a line
+/// every [`PLAIN_PROGRESS_SECS`] off one, nothing when off.
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    plain: Option<std::sync::Mutex<PlainProgress>>,
+}
+
+impl Progress {
+    pub fn new(on: bool, what: &'static str, unit: &'static str, total: u64) -> Progress {
+        use std::io::IsTerminal;
+        let terminal = std::io::stderr().is_terminal();
+        Progress {
+            bar: bar(on && total > 0, what, unit, total),
+            plain: (on && !terminal)
+                .then(|| std::sync::Mutex::new(PlainProgress::new(what, unit, total))),
+        }
+    }
+
+    pub fn advance(&self, n: u64) {
+        self.bar.inc(n);
+        if let Some(p) = &self.plain {
+            if let Ok(mut p) = p.lock() {
+                p.advance(n);
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

@@ -72,6 +72,7 @@ fn build(paths: &[PathBuf], store: Option<&Store>, list_functions: bool) -> Buil
         list_functions,
         syntax_only: false,
         cache: store,
+        progress: false,
     };
     driver::build(&inputs, &pool, options)
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use relay::cache::summaries::SummaryCacheStats;
 use relay::cache::Store;
 use relay::frontend::lower::lower_unit;
 use relay::ir::names::Names;
@@ -38,6 +39,14 @@ fn program(path: &Path, shift: u32) -> Program {
 }
 
 fn summaries(p: &Program, store: Option<&Store>) -> Summaries {
+    summaries_and_cache(p, store).0
+}
+
+/// The summaries and what the summaries cache did.
+fn summaries_and_cache(
+    p: &Program,
+    store: Option<&Store>,
+) -> (Summaries, Option<SummaryCacheStats>) {
     let options = Options {
         schedule: relay::schedule::Options {
             jobs: 2,
@@ -45,7 +54,8 @@ fn summaries(p: &Program, store: Option<&Store>) -> Summaries {
         },
         ..Options::default()
     };
-    pipeline::summarize_cached(p, &Models::builtin(), &options, store).2
+    let s = pipeline::summarize_cached(p, &Models::builtin(), &options, store);
+    (s.summaries, s.cache)
 }
 
 fn analysed(s: &Summaries) -> usize {
@@ -64,9 +74,10 @@ fn reused_summaries_equal_computed_ones_on_every_fixture() {
     for path in common::c_fixtures("race") {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let cold = summaries(&program(&path, 0), Some(&store));
+        let (cold, cache) = summaries_and_cache(&program(&path, 0), Some(&store));
         assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
-        let stored = cold.cache.unwrap().stored;
+        let cache = cache.unwrap();
+        let stored = cache.stored;
         let p = program(&path, 37);
         let warm = summaries(&p, Some(&store));
         let fresh = summaries(&p, None);
@@ -78,7 +89,7 @@ fn reused_summaries_equal_computed_ones_on_every_fixture() {
         );
         assert_eq!(
             analysed(&warm),
-            cold.cache.unwrap().unportable,
+            cache.unportable,
             "{}: only unportable SCCs are re-analysed",
             path.display()
         );
@@ -172,8 +183,9 @@ fn corrupt_summary_entries_are_recomputed() {
     let dir = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
     let store = Store::open(cache.path()).unwrap();
-    let (_, cold) = run_edit(dir.path(), &store, PROGRAM);
-    let stored = cold.cache.unwrap().stored;
+    std::fs::write(dir.path().join("prog.c"), PROGRAM).unwrap();
+    let p = program(&dir.path().join("prog.c"), 0);
+    let stored = summaries_and_cache(&p, Some(&store)).1.unwrap().stored;
     let mut corrupted = 0;
     for e in walk(&cache.path().join("summary")) {
         let mut bytes = std::fs::read(&e).unwrap();
@@ -269,18 +281,19 @@ fn summaries_reaching_a_collapsed_scc_are_recomputed_not_cached() {
         ..Options::default()
     };
     let run = |p: &Program, store: Option<&Store>| {
-        pipeline::summarize_cached(p, &Models::builtin(), &options, store).2
+        let s = pipeline::summarize_cached(p, &Models::builtin(), &options, store);
+        (s.summaries, s.cache)
     };
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let cold = run(&program(&path, 0), Some(&store));
+    let (cold, cache) = run(&program(&path, 0), Some(&store));
+    let cache = cache.unwrap();
     assert_eq!(cold.stats.collapsed_sccs, 1);
-    let cache = cold.cache.unwrap();
     // The SCC {walk_a, walk_b} and walker, which reaches its shared set.
     assert_eq!(cache.unportable, 2);
     let p = program(&path, 37);
-    let warm = run(&p, Some(&store));
-    let fresh = run(&p, None);
+    let warm = run(&p, Some(&store)).0;
+    let fresh = run(&p, None).0;
     assert_eq!(
         analysed(&warm),
         2,

@@ -10,7 +10,10 @@
 //!   file-scope function list, keyed by its name and preprocessed text.
 //! - `summary` ([`summaries`]): the summaries of one call-graph SCC, keyed by the SCC's bodies,
 //!   its callees' summaries and the analysis context ([`fingerprint`]).
+//! - `findings` and `run` ([`findings`]): the warnings of an analysis before filters, keyed by
+//!   everything the analysis depended on, and which of them the latest run saved.
 
+pub mod findings;
 pub mod fingerprint;
 pub mod store;
 pub mod summaries;

@@ -55,7 +55,7 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "DIR")]
     pub summaries: Option<PathBuf>,
     /// Bound on fixpoint rounds inside a recursive SCC.
-    #[arg(long, default_value_t = summary::DEFAULT_MAX_ROUNDS)]
+    #[arg(long, default_value_t = schedule::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
     /// Collapse recursive SCCs of at least this many functions: their members share one set
     /// of accesses instead of each holding the whole SCC's (README, "Big recursive SCCs").
@@ -144,7 +144,7 @@ impl AnalyzeArgs {
         if let Some(d) = &self.summaries {
             opt("--summaries=", d.display().to_string());
         }
-        if self.max_rounds != summary::DEFAULT_MAX_ROUNDS {
+        if self.max_rounds != schedule::DEFAULT_MAX_ROUNDS {
             opt("--max-rounds=", self.max_rounds.to_string());
         }
         if self.collapse_scc != summary::DEFAULT_COLLAPSE_AT {
@@ -173,7 +173,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         program,
         problems,
         totals,
-    } = super::build_program(&args.input, &pool, store.as_ref())?;
+    } = super::build_program(&args.input, &pool, store.as_ref(), !quiet)?;
     if totals.clean_units == 0 && totals.functions_lowered == 0 {
         anyhow::bail!(
             "nothing to analyse: none of the {} unit(s) could be read (errors above)",
@@ -242,7 +242,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     // by the run that computed them: no need to pair accesses again.
     let run_key = store
         .as_ref()
-        .zip(analysis.summaries.cache.as_ref())
+        .zip(analysis.summaries_cache.as_ref())
         .map(|(_, c)| pipeline::findings_key(&c.program, &options));
     let reused = analysis.findings.take().or_else(|| {
         store
@@ -276,7 +276,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             let saved = run.save(store, key);
             // Findings are large (hundreds of MB for SQLite) and only the latest ones are
             // likely to be asked for again: keep a few.
-            store.prune(crate::race::saved::FINDINGS, KEEP_FINDINGS);
+            store.prune(crate::cache::findings::FINDINGS, KEEP_FINDINGS);
             saved
         };
         if let Err(e) = saved {

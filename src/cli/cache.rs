@@ -10,11 +10,12 @@ use clap::{Args, Subcommand};
 use super::{exit, Format};
 use crate::cache::{self, CacheStats, Store};
 
-/// Where parsed units are cached.
+/// Where parsed units, summaries and findings are cached.
 #[derive(Args, Debug, Clone, Default)]
 pub struct CacheArgs {
-    /// Cache directory (default: .relay-cache in the current directory). Units whose
-    /// preprocessed text is cached are loaded instead of parsed and lowered.
+    /// Cache directory (default: .relay-cache in the current directory): units whose
+    /// preprocessed text is cached are loaded instead of parsed and lowered, SCCs whose inputs
+    /// are unchanged reuse their summaries, and an unchanged analysis its findings.
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     /// Neither read nor write the cache.

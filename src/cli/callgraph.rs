@@ -106,7 +106,7 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
         program,
         totals: frontend,
         problems,
-    } = super::build_program(&args.input, &pool, None)?;
+    } = super::build_program(&args.input, &pool, None, true)?;
     let t1 = Instant::now();
     let pta = PointsTo::analyze_with(&program, args.pta.fields)
         .with_signature_filter(!args.pta.no_signature_filter);

@@ -100,9 +100,10 @@ impl InputArgs {
         Ok(inputs)
     }
 
-    /// A thread pool of the requested size; deep recursion is handled by the parser itself.
+    /// A thread pool of the requested size, with the analyses' stack
+    /// ([`crate::schedule::THREAD_STACK`]).
     pub fn pool(&self) -> Result<rayon::ThreadPool> {
-        let mut b = rayon::ThreadPoolBuilder::new().stack_size(16 * 1024 * 1024);
+        let mut b = rayon::ThreadPoolBuilder::new().stack_size(crate::schedule::THREAD_STACK);
         if let Some(j) = self.jobs {
             b = b.num_threads(j.max(1));
         }
@@ -140,10 +141,12 @@ pub fn build_program(
     input: &InputArgs,
     pool: &rayon::ThreadPool,
     cache: Option<&crate::cache::Store>,
+    progress: bool,
 ) -> Result<Frontend> {
     let inputs = input.inputs()?;
     let options = driver::BuildOptions {
         cache,
+        progress,
         ..Default::default()
     };
     let build = driver::build(&inputs, pool, options);

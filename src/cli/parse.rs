@@ -93,6 +93,7 @@ pub fn run(args: &ParseArgs) -> Result<i32> {
         list_functions: args.list_functions,
         syntax_only: args.syntax_only,
         cache: store.as_ref(),
+        progress: true,
     };
     let build = driver::build(&inputs, &pool, options);
     let mut report = ParseReport {

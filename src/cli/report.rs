@@ -41,7 +41,8 @@ pub struct ReportArgs {
     /// program lvalues (RELAY's k, 1 in the paper).
     #[arg(long, value_name = "K")]
     pub filter_k: Option<usize>,
-    /// A boot-up thread entry for `bootup-thread` (besides main, start_kernel, kernel_init).
+    /// A boot-up thread entry for `bootup-thread` (besides main, start_kernel, kernel_init,
+    /// rest_init).
     #[arg(long, value_name = "NAME")]
     pub bootup: Vec<String>,
     /// Also print the warnings the filters removed (marked with the filter's name).

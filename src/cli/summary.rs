@@ -37,7 +37,7 @@ pub struct SummaryArgs {
     #[arg(long, value_name = "DIR")]
     pub summaries: Option<PathBuf>,
     /// Bound on fixpoint rounds inside a recursive SCC.
-    #[arg(long, default_value_t = summary::DEFAULT_MAX_ROUNDS)]
+    #[arg(long, default_value_t = schedule::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
     /// Collapse recursive SCCs of at least this many functions: their members share one set
     /// of accesses instead of each holding the whole SCC's (README, "Big recursive SCCs").
@@ -103,7 +103,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         program,
         totals,
         problems,
-    } = super::build_program(&args.input, &pool, store.as_ref())?;
+    } = super::build_program(&args.input, &pool, store.as_ref(), true)?;
     let t1 = Instant::now();
     let wanted: Vec<FuncId> = (0..program.functions.len() as u32)
         .map(FuncId)
@@ -139,8 +139,11 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         // The statistics are taken as SCCs finish: only the printed summaries stay.
         keep: pipeline::KeepSummaries::Functions(wanted.clone()),
     };
-    let (_pta, _cg, sums, times) =
-        pool.install(|| pipeline::summarize_cached(&program, &models, &options, store.as_ref()));
+    let pipeline::Summarized {
+        summaries: sums,
+        times,
+        ..
+    } = pool.install(|| pipeline::summarize_cached(&program, &models, &options, store.as_ref()));
     super::report_failed_sccs(&program, &sums);
     if store.is_some() {
         super::report_summary_cache(&mut std::io::stderr().lock(), &sums)?;

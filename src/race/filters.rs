@@ -29,8 +29,8 @@ pub enum Filter {
     /// The lvalue's points-to representative stands for more than k program lvalues
     /// ("unlikely aliasing", "unsharing").
     LargeRepr,
-    /// One access is in the boot-up thread (`main`, `start_kernel`, `kernel_init`, or a
-    /// `--bootup` function): "re-entrant locks" it holds for most of its run.
+    /// One access is in the boot-up thread (`main`, `start_kernel`, `kernel_init`, `rest_init`,
+    /// or a `--bootup` function): "re-entrant locks" it holds for most of its run.
     BootupThread,
     /// Both accesses come from the same entry ("non-parallel threads").
     SameEntry,

@@ -8,7 +8,6 @@
 //! unless an object may lie inside another (see [`separates`]).
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -18,6 +17,7 @@ use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, PairContext, Scratch};
 use super::objects::AccessObjects;
 use crate::ir::{FuncId, Loc};
+use crate::progress::Progress;
 use crate::summary::{AccessView, Summaries};
 
 /// One side of a warning: an access performed by a thread entry (possibly in a callee).
@@ -156,7 +156,13 @@ pub fn racing_pairs<'a>(
             }
         }
     }
-    let progress = Progress::new(input.progress, &cands);
+    // Progress by groups of the buckets done.
+    let progress = Progress::new(
+        input.progress,
+        "pairs",
+        "accesses",
+        cands.groups.len() as u64,
+    );
     let per_bucket: Vec<(Found<'a>, PairStats)> = cands
         .buckets
         .par_iter()
@@ -167,7 +173,7 @@ pub fn racing_pairs<'a>(
                     found.add(pair);
                 }
             });
-            progress.done(ids.len());
+            progress.advance(ids.len() as u64);
             (found, std::mem::take(&mut scratch.stats))
         })
         .collect();
@@ -313,38 +319,5 @@ fn for_each_candidate(groups: &[Group<'_>], ids: &[u32], mut f: impl FnMut(usize
         for &b in anywhere[x..].iter().chain(by_object.values().flatten()) {
             f(a, b);
         }
-    }
-}
-
-/// Progress of the pair stage, by groups of the buckets done.
-struct Progress {
-    bar: indicatif::ProgressBar,
-    plain: Option<std::sync::Mutex<crate::progress::PlainProgress>>,
-}
-
-impl Progress {
-    fn new(on: bool, cands: &Candidates<'_>) -> Progress {
-        let total = cands.groups.len() as u64;
-        let terminal = std::io::stderr().is_terminal();
-        let bar = crate::progress::bar(on && total > 0, "pairs", "accesses", total);
-        let plain = (on && !terminal).then(|| {
-            std::sync::Mutex::new(crate::progress::PlainProgress::new(
-                "pairs", "accesses", total,
-            ))
-        });
-        Progress { bar, plain }
-    }
-
-    fn done(&self, groups: usize) {
-        self.bar.inc(groups as u64);
-        if let Some(p) = &self.plain {
-            if let Ok(mut p) = p.lock() {
-                p.advance(groups as u64);
-            }
-        }
-    }
-
-    fn finish(&self) {
-        self.bar.finish_and_clear();
     }
 }

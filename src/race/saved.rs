@@ -3,34 +3,21 @@
 //! [`FilterFacts`] and its group under both `--group` views, plus the run's counts and times.
 //!
 //! `relay analyze` builds its report through [`SavedRun::report`] and keeps the run in its
-//! cache; `relay report` loads it ([`SavedRun::load`]) and calls the same function, so the two
-//! give the same report for the same options.
-//!
-//! A run is stored (kind [`FINDINGS`]) under a key of everything its analysis depended on (the
-//! summaries cache's program key and the entry options), so `relay analyze` with nothing
-//! changed reuses it instead of pairing accesses again. The latest run is named by an entry
-//! (kind [`KIND`]) with one fixed key for every relay build, so a run saved by another build is
-//! found and named in the error instead of looking like no run at all: its payload is a
-//! [`Header`] (which build wrote it, and the run's key). Within the run each warning's report data is one
-//! encoded byte string, decoded only when a report shows the warning: loading a run of 140,000
-//! warnings then costs one allocation per warning instead of forty.
+//! cache; `relay report` loads it (`crate::cache::findings`) and calls the same function, so
+//! the two give the same report for the same options. Within the run each warning's report data
+//! is one encoded byte string, decoded only when a report shows the warning: loading a run of
+//! 140,000 warnings then costs one allocation per warning instead of forty.
 
 use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use super::report::{Group, ReportBuilder};
 use super::{pairs_with_facts, Filter, FilterConfig, FilterFacts, PairStats, RaceInput, RaceStats};
 use crate::cache::store::{decode, encode};
-use crate::cache::{Key, KeyBuilder, Store};
 use crate::report::{self, RaceWarning, Report};
-
-/// The cache entry kind of the latest saved run (a fixed key; it names a [`FINDINGS`] entry).
-pub const KIND: &str = "run";
-/// The cache entry kind of saved runs, keyed by what their analysis depended on.
-pub const FINDINGS: &str = "findings";
 
 /// What produced a saved run (printed by `relay report`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,17 +121,6 @@ pub struct SavedRun {
     pub times: Vec<(String, f64)>,
 }
 
-/// The latest-run entry: which relay wrote it, and the key of the run (kind [`FINDINGS`]).
-#[derive(Serialize, Deserialize)]
-struct Header {
-    relay_version: String,
-    /// [`build_id`] of the relay that wrote it.
-    build: [u8; 32],
-    run: [u8; 32],
-    info: RunInfo,
-    times: Vec<(String, f64)>,
-}
-
 impl SavedRun {
     /// The warnings of an analysis, before filters, with what every report needs. `times` is
     /// left empty for the caller to fill.
@@ -242,83 +218,6 @@ impl SavedRun {
             },
         })
     }
-
-    /// Keeps the run in `store` under `key` (what the analysis it came from depends on, see
-    /// [`SavedRun::find`]) and makes it the latest saved run.
-    pub fn save(&self, store: &Store, key: &Key) -> Result<()> {
-        store.put_value(FINDINGS, key, self)?;
-        self.set_latest(store, key)
-    }
-
-    /// Makes this run, stored under `key`, the latest saved run (replacing the previous one).
-    /// Its `info` and `times` (which differ between runs reusing the same findings) are kept
-    /// with the pointer.
-    pub fn set_latest(&self, store: &Store, key: &Key) -> Result<()> {
-        let payload = encode(&Header {
-            relay_version: env!("CARGO_PKG_VERSION").into(),
-            build: build_id(),
-            run: key.0,
-            info: self.info.clone(),
-            times: self.times.clone(),
-        })?;
-        store.put(KIND, &entry_key(), &payload)
-    }
-
-    /// The run stored under `key` by an earlier analysis with the same inputs, if any (a corrupt
-    /// entry is reported and missed).
-    pub fn find(store: &Store, key: &Key) -> Option<SavedRun> {
-        store.get_value(FINDINGS, key)
-    }
-
-    /// The run last saved in the cache directory `dir`. Errors name the directory and say
-    /// what to do: no cache or no saved run, a corrupt entry, a run of another relay build.
-    pub fn load(dir: &Path) -> Result<SavedRun> {
-        let missing = || {
-            format!(
-                "no saved analysis in {}: run `relay analyze` first",
-                dir.display()
-            )
-        };
-        if !dir.is_dir() {
-            bail!(missing());
-        }
-        let store = Store::open(dir)?;
-        let corrupt = |why: &dyn std::fmt::Display| {
-            format!(
-                "the saved analysis in {} is corrupt ({why}): run `relay analyze` again",
-                dir.display()
-            )
-        };
-        let payload = match store.read(KIND, &entry_key()) {
-            Ok(Some(p)) => p,
-            Ok(None) => bail!(missing()),
-            Err(c) => bail!(corrupt(&c)),
-        };
-        let header: Header = match decode(&payload) {
-            Ok(h) => h,
-            Err(e) => bail!(corrupt(&e)),
-        };
-        if header.build != build_id() {
-            let this = env!("CARGO_PKG_VERSION");
-            let which = if header.relay_version == this {
-                format!("another build of relay {this}")
-            } else {
-                format!("relay {} (this is relay {this})", header.relay_version)
-            };
-            bail!(
-                "the saved analysis in {} was made by {which}: run `relay analyze` again",
-                dir.display()
-            );
-        }
-        let mut run: SavedRun = match store.read(FINDINGS, &Key(header.run)) {
-            Ok(Some(p)) => decode(&p).or_else(|e| bail!(corrupt(&e)))?,
-            Ok(None) => bail!(missing()),
-            Err(c) => bail!(corrupt(&c)),
-        };
-        run.info = header.info;
-        run.times = header.times;
-        Ok(run)
-    }
 }
 
 /// The order of a report's warnings: by group, then by the accesses' locations, then by key.
@@ -332,19 +231,6 @@ fn report_order(a: &RaceWarning, b: &RaceWarning) -> Ordering {
         .then_with(|| a.key.cmp(&b.key))
 }
 
-/// The key of the latest saved run: the same for every relay version and build.
-fn entry_key() -> Key {
-    KeyBuilder::with_versions(KIND, "", b"")
-        .str("latest")
-        .finish()
-}
-
-/// Identifies this relay build (version, executable, cache format), as its cache keys do.
-fn build_id() -> [u8; 32] {
-    KeyBuilder::new(KIND).str("build").finish().0
-}
-
-/// The entries of each entry family, by family name.
 fn family_entries(entries: &[super::ThreadEntry]) -> Vec<report::FamilyEntries> {
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for e in entries {
@@ -362,7 +248,7 @@ fn family_entries(entries: &[super::ThreadEntry]) -> Vec<report::FamilyEntries> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::report::{AccessKind, AccessSite, SourceLoc};
 
@@ -388,7 +274,7 @@ mod tests {
 
     /// Two warnings: one from `main` (line 9) in group `b`, one between `t` and `u` (line 5)
     /// in group `a` under `--group field` and `z` under `--group object`.
-    fn run() -> SavedRun {
+    pub(crate) fn run() -> SavedRun {
         let warning = |key: &str, entries: [&str; 2], line: u32, groups: [&str; 2]| {
             let w = RaceWarning {
                 key: key.into(),
@@ -454,50 +340,5 @@ mod tests {
         let shown = report(&bootup, Group::Field, true);
         assert_eq!(shown.warnings[1].filtered_by, ["bootup-thread"]);
         assert_eq!(shown.stats.warnings_reported, 1);
-    }
-
-    #[test]
-    fn save_and_load() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = SavedRun::load(&dir.path().join("none")).unwrap_err();
-        assert!(format!("{missing:#}").contains("no saved analysis in"));
-        let store = Store::open(dir.path()).unwrap();
-        let err = SavedRun::load(dir.path()).unwrap_err();
-        assert!(format!("{err:#}").contains("run `relay analyze` first"));
-        let key = KeyBuilder::new("test").finish();
-        run().save(&store, &key).unwrap();
-        assert_eq!(SavedRun::load(dir.path()).unwrap(), run());
-        assert_eq!(SavedRun::find(&store, &key), Some(run()));
-    }
-
-    #[test]
-    fn a_run_of_another_relay_is_named_not_decoded() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let write = |version: &str, build: [u8; 32]| {
-            let payload = encode(&Header {
-                relay_version: version.into(),
-                build,
-                run: [0; 32],
-                info: RunInfo::default(),
-                times: Vec::new(),
-            })
-            .unwrap();
-            store.put(KIND, &entry_key(), &payload).unwrap();
-            store
-                .put(
-                    FINDINGS,
-                    &Key([0; 32]),
-                    b"a layout this relay does not know",
-                )
-                .unwrap();
-            format!("{:#}", SavedRun::load(dir.path()).unwrap_err())
-        };
-        let err = write("0.0.1", [7; 32]);
-        assert!(err.contains("made by relay 0.0.1 (this is relay"), "{err}");
-        let err = write(env!("CARGO_PKG_VERSION"), [7; 32]);
-        assert!(err.contains("made by another build of relay"), "{err}");
-        let err = write(env!("CARGO_PKG_VERSION"), build_id());
-        assert!(err.contains("is corrupt"), "{err}");
     }
 }

@@ -47,12 +47,6 @@ pub use path::{Path, Root, Step};
 pub use threads::{Phase, ThreadState};
 pub use value::SymVal;
 
-/// The default bound on fixpoint rounds of a recursive SCC for summaries (`--max-rounds`): on
-/// SQLite, 8 rounds leave 2 of 63 recursive SCCs unconverged in 62 s where 32 leave 3 in 107 s
-/// (the big SCCs grow by a few accesses per round). An SCC at the bound keeps its latest
-/// summaries and is counted in the statistics.
-pub const DEFAULT_MAX_ROUNDS: u32 = 8;
-
 /// The default size from which a recursive SCC is collapsed (`--collapse-scc`, [`shared`]).
 pub const DEFAULT_COLLAPSE_AT: usize = 5000;
 
@@ -315,14 +309,12 @@ pub struct Summaries {
     /// `schedule.summaries` is by `FuncId`; `None` for body-less functions and failed SCCs.
     pub schedule: Schedule<Summary>,
     pub stats: SummaryStats,
-    /// What the summaries cache did, when one was used.
-    pub cache: Option<crate::cache::summaries::SummaryCacheStats>,
 }
 
 impl Summaries {
     /// No summary loaded: every one of `sccs` SCCs was found unchanged in the cache, and what
     /// the caller needs from the summaries was saved with them (see `pipeline::analyze_cached`).
-    pub fn all_reused(functions: usize, sccs: usize, program: crate::cache::Key) -> Summaries {
+    pub fn all_reused(functions: usize, sccs: usize) -> Summaries {
         Summaries {
             schedule: Schedule {
                 summaries: vec![None; functions],
@@ -335,12 +327,6 @@ impl Summaries {
                 elapsed: std::time::Duration::ZERO,
             },
             stats: SummaryStats::default(),
-            cache: Some(crate::cache::summaries::SummaryCacheStats {
-                reused: sccs,
-                stored: 0,
-                unportable: 0,
-                program,
-            }),
         }
     }
 
@@ -446,11 +432,7 @@ pub fn compute_with_store(
     stats.seconds = start.elapsed().as_secs_f64();
     stats.constructors.sort_unstable();
     stats.constructors.dedup();
-    Summaries {
-        schedule,
-        stats,
-        cache: None,
-    }
+    Summaries { schedule, stats }
 }
 
 fn summary_stats(program: &Program, ctx: &Context<'_>) -> SummaryStats {
