@@ -125,11 +125,11 @@ fn read_unit(
     }
     let cached = options
         .cache
-        .and_then(|store| lower_cached(store, &report.tu, &text, &names));
+        .and_then(|store| lower_cached(store, &report.tu, &text, names));
     let (out, from_cache) = match cached {
         Some(c) => c,
         None => {
-            let out = lower_unit_with(report.tu.clone(), &text, &names, on_item);
+            let out = lower_unit_with(report.tu.clone(), &text, names, on_item);
             let out = LoadedUnit {
                 unit: out.unit,
                 external_decls: out.external_decls,

@@ -122,8 +122,6 @@ fn build_id() -> [u8; 32] {
     KeyBuilder::new(KIND).str("build").finish().0
 }
 
-/// The entries of each entry family, by family name.
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -135,7 +135,7 @@ impl ReportArgs {
                     .with_context(|| format!("creating {}", path.display()))?;
                 let mut w = std::io::BufWriter::new(file);
                 report::render(rep, self.format, &mut sources, &mut w)
-                    .and_then(|()| Ok(w.flush()?))
+                    .and_then(|()| w.flush())
                     .with_context(|| format!("writing the report to {}", path.display()))?;
             }
             None => {

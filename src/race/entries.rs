@@ -5,6 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use crate::callgraph::{CallGraph, IndirectCalls};
 use crate::ir::{Expr, FuncId, FuncRef, Instr, Loc};
 use crate::link::Program;
@@ -171,22 +173,28 @@ pub fn thread_entries(
         started.iter().map(|(&f, s)| (f, &s.starters)).collect();
     // The entries that run once: `main` and threads started once (a callback runs any number
     // of times, and a named entry in several threads: neither is here).
+    let escaped: FxHashSet<FuncId> = callbacks.iter().map(|cb| cb.func).collect();
     let once: Vec<FuncId> = main
         .into_iter()
         .chain(entries.iter().filter(|(_, &m)| !m).map(|(&f, _)| f))
-        .filter(|f| !callbacks.iter().any(|cb| cb.func == *f) && !named_or_family.contains(f))
+        .filter(|f| !escaped.contains(f) && !named_or_family.contains(f))
         .collect();
     let leaves_no_threads = |s: FuncId| sums.get(s).is_some_and(|x| x.threads.live.is_empty());
+    // By starter, the functions it starts.
+    let mut starts: FxHashMap<FuncId, Vec<FuncId>> = FxHashMap::default();
+    for (&f, by) in &starters {
+        for &s in by.iter() {
+            starts.entry(s).or_default().push(f);
+        }
+    }
     let mut ordered_by: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
     let mut joined_by: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
     for &e in &once {
-        if !starters.values().any(|s| s.contains(&e)) {
+        if !starts.contains_key(&e) {
             continue;
         }
-        let ordered = greatest_fixpoint(&starters, |s, ordered| s == e || ordered.contains(&s));
-        let joined = greatest_fixpoint(&starters, |s, ordered| {
-            s == e || (ordered.contains(&s) && leaves_no_threads(s))
-        });
+        let ordered = greatest_fixpoint(&starters, &starts, e, |_| true);
+        let joined = greatest_fixpoint(&starters, &starts, e, leaves_no_threads);
         for &f in ordered.iter().filter(|&&f| f != e) {
             ordered_by.entry(f).or_default().push(e);
             if joined.contains(&f) {
@@ -291,24 +299,41 @@ pub fn thread_entries(
     out
 }
 
-/// The largest set of started functions all of whose starters satisfy `ok` (given the set so
-/// far): starts from every started function and removes violators until none is left.
+/// The largest set of started functions each of whose starters is `e`, or in the set and
+/// `keeps`: every function with another starter is out, then every function one that is out
+/// starts, until nothing more goes (linear in the starts, once per `e`; on the kernel the
+/// entries that run once are thousands).
 fn greatest_fixpoint(
     starters: &BTreeMap<FuncId, &BTreeSet<FuncId>>,
-    ok: impl Fn(FuncId, &BTreeSet<FuncId>) -> bool,
+    starts: &FxHashMap<FuncId, Vec<FuncId>>,
+    e: FuncId,
+    keeps: impl Fn(FuncId) -> bool,
 ) -> BTreeSet<FuncId> {
-    let mut set: BTreeSet<FuncId> = starters.keys().copied().collect();
-    loop {
-        let next: BTreeSet<FuncId> = set
+    let mut out: FxHashSet<FuncId> = FxHashSet::default();
+    let mut work: Vec<FuncId> = Vec::new();
+    for (&f, by) in starters {
+        let violated = by
             .iter()
-            .copied()
-            .filter(|f| starters[f].iter().all(|&s| ok(s, &set)))
-            .collect();
-        if next == set {
-            return set;
+            .any(|&s| s != e && (!starters.contains_key(&s) || !keeps(s)));
+        if violated && out.insert(f) {
+            work.push(f);
         }
-        set = next;
     }
+    while let Some(s) = work.pop() {
+        if s == e {
+            continue;
+        }
+        for &f in starts.get(&s).into_iter().flatten() {
+            if out.insert(f) {
+                work.push(f);
+            }
+        }
+    }
+    starters
+        .keys()
+        .copied()
+        .filter(|f| !out.contains(f))
+        .collect()
 }
 
 /// The functions whose summaries the race stage reads: `main`, `extra`, every defined function

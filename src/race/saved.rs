@@ -231,6 +231,7 @@ fn report_order(a: &RaceWarning, b: &RaceWarning) -> Ordering {
         .then_with(|| a.key.cmp(&b.key))
 }
 
+/// The entries of each entry family, by family name.
 fn family_entries(entries: &[super::ThreadEntry]) -> Vec<report::FamilyEntries> {
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for e in entries {

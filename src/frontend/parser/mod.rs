@@ -10,6 +10,7 @@
 
 mod attr;
 mod decl;
+mod declarator;
 mod expr;
 mod init;
 mod stmt;
