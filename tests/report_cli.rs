@@ -243,5 +243,5 @@ fn the_run_is_described_on_stderr() {
             && err.contains("thread_pool.c --entry-roots"),
         "{err}"
     );
-    assert!(err.contains("relay summary"), "{err}");
+    assert!(err.contains("run table"), "{err}");
 }

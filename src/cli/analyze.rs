@@ -51,9 +51,10 @@ pub struct AnalyzeArgs {
     pub entry_roots: bool,
     #[command(flatten)]
     pub pta: PointsToArgs,
-    /// A directory of extra model files (`*.toml`, see summaries/README.md).
-    #[arg(long, value_name = "DIR")]
-    pub summaries: Option<PathBuf>,
+    /// A directory of extra model files (`*.toml`, see summaries/README.md). `--summaries` is
+    /// an older name of this option.
+    #[arg(long = "models", alias = "summaries", value_name = "DIR")]
+    pub models: Option<PathBuf>,
     /// Bound on fixpoint rounds inside a recursive SCC.
     #[arg(long, default_value_t = schedule::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
@@ -141,8 +142,8 @@ impl AnalyzeArgs {
         if self.no_inclusion {
             opt("--no-inclusion", String::new());
         }
-        if let Some(d) = &self.summaries {
-            opt("--summaries=", d.display().to_string());
+        if let Some(d) = &self.models {
+            opt("--models=", d.display().to_string());
         }
         if self.max_rounds != schedule::DEFAULT_MAX_ROUNDS {
             opt("--max-rounds=", self.max_rounds.to_string());
@@ -160,7 +161,7 @@ const KEEP_FINDINGS: usize = 4;
 pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     // Options first: a typo in a flag fails before minutes of analysis.
     let filters = args.report.filter_config()?;
-    let models = Models::load(args.summaries.as_deref())?;
+    let models = Models::load(args.models.as_deref())?;
     let entries = args.entry_options(&models)?;
     let baseline = args.report.read_baseline()?;
     args.report.check_outputs()?;

@@ -33,9 +33,9 @@ pub struct SummaryArgs {
     #[command(flatten)]
     pub pta: PointsToArgs,
     /// A directory of extra model files (`*.toml`, see summaries/README.md); a file named like a
-    /// built-in family replaces it.
-    #[arg(long, value_name = "DIR")]
-    pub summaries: Option<PathBuf>,
+    /// built-in family replaces it. `--summaries` is an older name of this option.
+    #[arg(long = "models", alias = "summaries", value_name = "DIR")]
+    pub models: Option<PathBuf>,
     /// Bound on fixpoint rounds inside a recursive SCC.
     #[arg(long, default_value_t = schedule::DEFAULT_MAX_ROUNDS)]
     pub max_rounds: u32,
@@ -95,7 +95,7 @@ struct Report {
 }
 
 pub fn run(args: &SummaryArgs) -> Result<i32> {
-    let models = Models::load(args.summaries.as_deref())?;
+    let models = Models::load(args.models.as_deref())?;
     let pool = args.input.pool()?;
     let store = args.cache.open()?;
     let t0 = Instant::now();

@@ -168,12 +168,16 @@ pub fn racing_pairs<'a>(
         .par_iter()
         .map_init(Scratch::default, |scratch, ids| {
             let mut found = Found::default();
-            for_each_candidate(groups, ids, |x, y| {
-                if let Some(pair) = check(&cx, &groups[x], &groups[y], x == y, scratch) {
-                    found.add(pair);
-                }
-            });
-            progress.advance(ids.len() as u64);
+            for_each_candidate(
+                groups,
+                ids,
+                |x, y| {
+                    if let Some(pair) = check(&cx, &groups[x], &groups[y], x == y, scratch) {
+                        found.add(pair);
+                    }
+                },
+                || progress.advance(1),
+            );
             (found, std::mem::take(&mut scratch.stats))
         })
         .collect();
@@ -298,8 +302,15 @@ fn whole_object_pair<'a>(
 
 /// Calls `f` on every unordered pair of one bucket's groups (a group with itself too) that
 /// may lie in one object: groups whose object classes prove them apart are never paired (a
-/// bucket is one member of one record, over every object of that record).
-fn for_each_candidate(groups: &[Group<'_>], ids: &[u32], mut f: impl FnMut(usize, usize)) {
+/// bucket is one member of one record, over every object of that record). `done` is called
+/// once per group, when its pairs are through (progress inside a bucket: on the kernel one
+/// bucket takes minutes).
+fn for_each_candidate(
+    groups: &[Group<'_>],
+    ids: &[u32],
+    mut f: impl FnMut(usize, usize),
+    mut done: impl FnMut(),
+) {
     let mut by_object: BTreeMap<Option<u32>, Vec<usize>> = BTreeMap::new();
     for &g in ids {
         by_object
@@ -313,11 +324,13 @@ fn for_each_candidate(groups: &[Group<'_>], ids: &[u32], mut f: impl FnMut(usize
             for &b in &group[x..] {
                 f(a, b);
             }
+            done();
         }
     }
     for (x, &a) in anywhere.iter().enumerate() {
         for &b in anywhere[x..].iter().chain(by_object.values().flatten()) {
             f(a, b);
         }
+        done();
     }
 }

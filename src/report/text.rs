@@ -414,7 +414,7 @@ fn render_callback_entries(
 pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
     const W: usize = 26;
     let row = |out: &mut dyn Write, label: &str, n: usize| writeln!(out, "  {label:<W$} {n:>10}");
-    writeln!(out, "relay summary")?;
+    writeln!(out, "run table")?;
     row(out, "functions", stats.functions)?;
     row(out, "thread entries", stats.thread_entries)?;
     render_callback_entries(&stats.callback_entries, out)?;
@@ -601,7 +601,7 @@ warning[data-race]: `rx_p->count` may be accessed concurrently without a common 
         render_summary(&report.stats, &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         let expected = "\
-relay summary
+run table
   functions                        1234
   thread entries                      3
     of which callbacks                 1

@@ -35,7 +35,6 @@
 //!   (the lookup answers only for the current SCC and its callee SCCs), so the result is the same
 //!   for any `jobs` and any timing.
 
-use std::collections::BinaryHeap;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, RwLock};
@@ -46,7 +45,9 @@ use serde::Serialize;
 use crate::callgraph::{CallGraph, Scc, SccId};
 use crate::ir::FuncId;
 
+mod dag;
 mod fixpoint;
+use dag::Dag;
 use fixpoint::analyze_scc;
 
 /// The default bound on fixpoint rounds of a recursive SCC (`--max-rounds` of `relay analyze`
@@ -263,80 +264,14 @@ pub fn run_with<A: SccAnalysis>(
         j => j,
     };
     let max_rounds = opts.max_rounds.max(1);
-    let nsccs = cg.sccs.len();
     let done_summaries: Published<A::Summary> = Published::new(cg.len());
-    let needs_analysis = |s: &Scc| -> bool { s.functions.iter().any(|f| cg.defined[f.index()]) };
-
+    let mut dag = Dag::new(cg);
     let mut stats = ScheduleStats {
-        sccs: nsccs,
+        sccs: cg.sccs.len(),
         ..ScheduleStats::default()
     };
     let mut failed = Vec::new();
-
-    // Priority: the heaviest chain of work from the SCC up to a root (callers have larger ids).
-    let callers = cg.scc_callers();
-    let mut priority = vec![0u64; nsccs];
-    for i in (0..nsccs).rev() {
-        let own: u64 = cg.sccs[i]
-            .functions
-            .iter()
-            .map(|f| u64::from(cg.size[f.index()]) + 1)
-            .sum();
-        let up = callers[i].iter().map(|c| priority[c.index()]).max();
-        priority[i] = own + up.unwrap_or(0);
-    }
-
-    let mut pending: Vec<usize> = cg.sccs.iter().map(|s| s.callees.len()).collect();
-    // Caller SCCs not done yet, per SCC: at 0 its summaries can go (see `SccAnalysis::keep`).
-    let mut callers_left: Vec<usize> = callers.iter().map(Vec::len).collect();
-    let mut ready: BinaryHeap<(u64, std::cmp::Reverse<u32>)> = BinaryHeap::new();
-    // SCCs finished but whose callers are not yet released.
-    let mut finished: Vec<SccId> = Vec::new();
-    // Progress counts every function, as the run table does; those with nothing to analyse
-    // (declarations, models) are done from the start.
-    let (mut total_work, mut done_at_start) = (0u64, 0u64);
-    for (i, s) in cg.sccs.iter().enumerate() {
-        total_work += s.functions.len() as u64;
-        if needs_analysis(s) {
-            stats.sccs_analyzed += 1;
-            stats.functions_analyzed +=
-                s.functions.iter().filter(|f| cg.defined[f.index()]).count();
-        } else {
-            done_at_start += s.functions.len() as u64;
-            finished.push(SccId(i as u32));
-        }
-    }
-    let release = |finished: &mut Vec<SccId>,
-                   pending: &mut Vec<usize>,
-                   ready: &mut BinaryHeap<(u64, std::cmp::Reverse<u32>)>| {
-        while let Some(s) = finished.pop() {
-            for &c in &callers[s.index()] {
-                pending[c.index()] -= 1;
-                if pending[c.index()] == 0 {
-                    if needs_analysis(cg.scc(c)) {
-                        ready.push((priority[c.index()], std::cmp::Reverse(c.0)));
-                    } else {
-                        finished.push(c);
-                    }
-                }
-            }
-        }
-    };
-    for (i, s) in cg.sccs.iter().enumerate() {
-        if s.callees.is_empty() && needs_analysis(s) {
-            ready.push((priority[i], std::cmp::Reverse(i as u32)));
-        }
-    }
-    release(&mut finished, &mut pending, &mut ready);
-
-    // Not a terminal (CI logs, `2> file`): a plain line every PLAIN_PROGRESS_SECS instead.
-    let mut plain = (opts.progress && !std::io::stderr().is_terminal()).then(|| {
-        let mut p = crate::progress::PlainProgress::new("summaries", "functions", total_work);
-        p.advance(done_at_start);
-        p
-    });
-    let bar = crate::progress::bar(opts.progress, "summaries", "functions", total_work);
-    bar.inc(done_at_start);
+    let mut progress = SummaryProgress::new(cg, &dag, &mut stats, opts.progress);
 
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
@@ -347,101 +282,37 @@ pub fn run_with<A: SccAnalysis>(
     let (tx, rx) = crossbeam_channel::unbounded::<Done>();
     let max_in_flight = 2 * jobs;
     let mut remaining = stats.sccs_analyzed;
-
-    // SCCs handed to the pool and not finished, with when they were handed over.
-    let mut running: Vec<(SccId, Instant)> = Vec::new();
     pool.in_place_scope(|scope| {
         let mut in_flight = 0usize;
         while remaining > 0 {
             while in_flight < max_in_flight {
-                let Some((_, std::cmp::Reverse(i))) = ready.pop() else {
-                    break;
-                };
+                let Some(scc) = dag.pop_ready() else { break };
                 in_flight += 1;
-                running.push((SccId(i), Instant::now()));
+                progress.running.push((scc, Instant::now()));
                 let tx = tx.clone();
                 let done = &done_summaries;
                 scope.spawn(move |_| {
-                    let scc = SccId(i);
-                    let outcome = catch_unwind(AssertUnwindSafe(|| {
-                        analyze_scc(cg, analysis, scc, done, max_rounds)
-                    }));
-                    let outcome = match outcome {
-                        Ok(run) => Ok(run),
-                        Err(payload) => {
-                            for &f in &cg.scc(scc).functions {
-                                done.set(f, None);
-                            }
-                            Err(panic_message(payload.as_ref()))
-                        }
-                    };
+                    let outcome = run_scc(cg, analysis, scc, done, max_rounds);
                     // The receiver lives until every SCC has reported.
                     let _ = tx.send(Done { scc, outcome });
                 });
             }
             assert!(in_flight > 0, "SCC DAG has an SCC that never becomes ready");
-            let done = loop {
-                let wait = Duration::from_secs(crate::progress::PLAIN_PROGRESS_SECS);
-                match rx.recv_timeout(wait) {
-                    Ok(done) => break done,
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                        if let Some(p) = &mut plain {
-                            p.tick(&running_detail(cg, &running));
-                        }
-                    }
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                        unreachable!("a worker reports every SCC")
-                    }
-                }
-            };
-            running.retain(|&(s, _)| s != done.scc);
+            let done = progress.wait(&rx);
             in_flight -= 1;
             remaining -= 1;
-            let scc = cg.scc(done.scc);
-            match done.outcome {
-                Ok(run) => {
-                    stats.sccs_reused += run.reused as usize;
-                    stats.iterations += run.rounds as usize;
-                    stats.max_scc_iterations = stats.max_scc_iterations.max(run.rounds);
-                    stats.analyze_calls += run.analyze_calls;
-                    if !run.converged {
-                        stats.nonconverged += 1;
-                    }
-                }
-                Err(message) => {
-                    failed.push(SccFailure {
-                        scc: done.scc,
-                        functions: scc.functions.clone(),
-                        message,
-                    });
-                    bar.set_message(format!("{} failed", failed.len()));
-                }
-            }
-            bar.inc(scc.functions.len() as u64);
-            if let Some(p) = &mut plain {
-                p.advance(scc.functions.len() as u64);
-            }
-            // Nothing reads the summaries of an SCC whose callers are all done (or that has none).
-            let mut unread: Vec<SccId> = scc.callees.clone();
-            unread.retain(|c| {
-                callers_left[c.index()] -= 1;
-                callers_left[c.index()] == 0
-            });
-            if callers[done.scc.index()].is_empty() {
-                unread.push(done.scc);
-            }
-            for c in unread {
+            record(&mut stats, &mut failed, cg, &done);
+            progress.done(done.scc, failed.len());
+            for c in dag.done(done.scc) {
                 for &f in &cg.scc(c).functions {
                     if !analysis.keep(f) && done_summaries.take(f).is_some() {
                         stats.dropped += 1;
                     }
                 }
             }
-            finished.push(done.scc);
-            release(&mut finished, &mut pending, &mut ready);
         }
     });
-    bar.finish_and_clear();
+    progress.bar.finish_and_clear();
 
     failed.sort_by_key(|f: &SccFailure| f.scc);
     stats.failed = failed.len();
@@ -457,6 +328,115 @@ pub fn run_with<A: SccAnalysis>(
         failed,
         stats,
         elapsed: start.elapsed(),
+    }
+}
+
+/// Analyses one SCC on a worker; a panic leaves its functions without summaries.
+fn run_scc<A: SccAnalysis>(
+    cg: &CallGraph,
+    analysis: &A,
+    scc: SccId,
+    done: &Published<A::Summary>,
+    max_rounds: u32,
+) -> Result<SccRun, String> {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        analyze_scc(cg, analysis, scc, done, max_rounds)
+    }));
+    outcome.map_err(|payload| {
+        for &f in &cg.scc(scc).functions {
+            done.set(f, None);
+        }
+        panic_message(payload.as_ref())
+    })
+}
+
+/// Counts a finished SCC in the statistics, or records its failure.
+fn record(stats: &mut ScheduleStats, failed: &mut Vec<SccFailure>, cg: &CallGraph, done: &Done) {
+    match &done.outcome {
+        Ok(run) => {
+            stats.sccs_reused += run.reused as usize;
+            stats.iterations += run.rounds as usize;
+            stats.max_scc_iterations = stats.max_scc_iterations.max(run.rounds);
+            stats.analyze_calls += run.analyze_calls;
+            stats.nonconverged += !run.converged as usize;
+        }
+        Err(message) => failed.push(SccFailure {
+            scc: done.scc,
+            functions: cg.scc(done.scc).functions.clone(),
+            message: message.clone(),
+        }),
+    }
+}
+
+/// Progress of the summaries by functions: every function counts, as in the run table; those
+/// with nothing to analyse (declarations, models) are done from the start. A bar on a terminal,
+/// a line every [`crate::progress::PLAIN_PROGRESS_SECS`] otherwise, naming the SCC that has run
+/// longest (a big SCC completes nothing for minutes, and a silent log looks hung).
+struct SummaryProgress<'a> {
+    cg: &'a CallGraph,
+    bar: indicatif::ProgressBar,
+    plain: Option<crate::progress::PlainProgress>,
+    /// SCCs handed to the pool and not finished, with when they were handed over.
+    running: Vec<(SccId, Instant)>,
+}
+
+impl<'a> SummaryProgress<'a> {
+    /// Also counts the SCCs and functions to analyse into `stats`.
+    fn new(cg: &'a CallGraph, dag: &Dag<'_>, stats: &mut ScheduleStats, on: bool) -> Self {
+        let (mut total, mut done_at_start) = (0u64, 0u64);
+        for s in &cg.sccs {
+            total += s.functions.len() as u64;
+            if dag.needs_analysis(s) {
+                stats.sccs_analyzed += 1;
+                stats.functions_analyzed +=
+                    s.functions.iter().filter(|f| cg.defined[f.index()]).count();
+            } else {
+                done_at_start += s.functions.len() as u64;
+            }
+        }
+        let mut plain = (on && !std::io::stderr().is_terminal())
+            .then(|| crate::progress::PlainProgress::new("summaries", "functions", total));
+        if let Some(p) = &mut plain {
+            p.advance(done_at_start);
+        }
+        let bar = crate::progress::bar(on, "summaries", "functions", total);
+        bar.inc(done_at_start);
+        SummaryProgress {
+            cg,
+            bar,
+            plain,
+            running: Vec::new(),
+        }
+    }
+
+    /// The next SCC a worker finishes, ticking the plain progress while waiting.
+    fn wait(&mut self, rx: &crossbeam_channel::Receiver<Done>) -> Done {
+        loop {
+            let wait = Duration::from_secs(crate::progress::PLAIN_PROGRESS_SECS);
+            match rx.recv_timeout(wait) {
+                Ok(done) => return done,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    if let Some(p) = &mut self.plain {
+                        p.tick(&running_detail(self.cg, &self.running));
+                    }
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                    unreachable!("a worker reports every SCC")
+                }
+            }
+        }
+    }
+
+    fn done(&mut self, scc: SccId, failures: usize) {
+        self.running.retain(|&(s, _)| s != scc);
+        if failures > 0 {
+            self.bar.set_message(format!("{failures} failed"));
+        }
+        let n = self.cg.scc(scc).functions.len() as u64;
+        self.bar.inc(n);
+        if let Some(p) = &mut self.plain {
+            p.advance(n);
+        }
     }
 }
 
