@@ -8,6 +8,7 @@
 //! function definitions), `init` (initializers), `expr` (expressions, lvalues, conditions),
 //! `stmt` (statements into a CFG), `consteval` (integer constant expressions), `literal`.
 
+mod arith;
 mod builder;
 mod consteval;
 mod control;
