@@ -65,6 +65,28 @@ pub enum EntryOrigin {
     },
 }
 
+/// For each started function: the distinct creation sites, whether one is in a loop or
+/// reached along two call paths, and whether a multiply-running entry starts it.
+#[derive(Default)]
+struct Starts {
+    sites: BTreeSet<crate::ir::Loc>,
+    multiple: bool,
+    starters: BTreeSet<FuncId>,
+    /// `None` once two creations disagree or one has no known global argument.
+    arg: Option<Option<Path>>,
+    /// Some creation passes an argument that is neither a fresh object nor a distinct
+    /// element.
+    shared_arg: bool,
+    /// Some creation passes an array element (not a whole fresh object).
+    element_arg: bool,
+}
+
+impl Starts {
+    fn runs_more_than_once(&self) -> bool {
+        self.multiple || self.sites.len() > 1 || self.starters.len() > 1
+    }
+}
+
 /// Finds the entries: `main` (if defined), `named` and the functions of the entry `families` are roots;
 /// so is every defined function
 /// nothing calls (kernel init code, a library's API). Thread creations in a root's summary
@@ -78,12 +100,11 @@ pub fn thread_entries(
     callbacks: &[EscapedCallback],
 ) -> Vec<ThreadEntry> {
     // Family entries are entries from outside, as named ones are.
-    let extra: Vec<FuncId> = named
+    let extra: BTreeSet<FuncId> = named
         .iter()
         .copied()
         .chain(families.iter().map(|(f, _)| *f))
         .collect();
-    let extra = extra.as_slice();
     let main = (0..program.functions.len() as u32).map(FuncId).find(|&f| {
         let pf = &program.functions[f.index()];
         pf.body.is_some() && program.names.get(pf.name) == "main"
@@ -95,43 +116,54 @@ pub fn thread_entries(
         .collect();
     roots.extend(main);
     roots.extend(extra.iter().copied());
-
-    // For each started function: the distinct creation sites, whether one is in a loop or
-    // reached along two call paths, and whether a multiply-running entry starts it.
-    #[derive(Default)]
-    struct Starts {
-        sites: BTreeSet<crate::ir::Loc>,
-        multiple: bool,
-        starters: BTreeSet<FuncId>,
-        /// `None` once two creations disagree or one has no known global argument.
-        arg: Option<Option<Path>>,
-        /// Some creation passes an argument that is neither a fresh object nor a distinct
-        /// element.
-        shared_arg: bool,
-        /// Some creation passes an array element (not a whole fresh object).
-        element_arg: bool,
-    }
-    let mut started: BTreeMap<FuncId, Starts> = BTreeMap::new();
-    let record = |from: FuncId, from_multiple: bool, started: &mut BTreeMap<FuncId, Starts>| {
-        let Some(s) = sums.get(from) else { return };
-        for sp in &s.spawns {
-            for &f in &sp.start {
-                let st = started.entry(f).or_default();
-                st.sites.insert(sp.loc);
-                st.starters.insert(from);
-                let global = sp.arg.clone().filter(|p| matches!(p.root, Root::Global(_)));
-                st.arg = match st.arg.take() {
-                    None => Some(global),
-                    Some(a) if a == global => Some(a),
-                    Some(_) => Some(None),
-                };
-                st.multiple |= ((sp.in_loop || sp.paths > 1) && !sp.alone) || from_multiple;
-                let element = !sp.fresh_arg && sp.distinct_arg && sp.paths == 1 && !from_multiple;
-                st.shared_arg |= !sp.fresh_arg && !element;
-                st.element_arg |= element;
+    let (started, entries) = started_functions(sums, &roots, &extra, callbacks);
+    // The entries that run once: `main` and threads started once (a callback runs any number
+    // of times, and a named entry in several threads: neither is here).
+    let escaped: FxHashSet<FuncId> = callbacks.iter().map(|cb| cb.func).collect();
+    let once: Vec<FuncId> = main
+        .into_iter()
+        .chain(entries.iter().filter(|(_, &m)| !m).map(|(&f, _)| f))
+        .filter(|f| !escaped.contains(f) && !extra.contains(f))
+        .collect();
+    let (mut ordered_by, mut joined_by) = orderings(sums, &started, &once);
+    let mut out: Vec<ThreadEntry> = entries
+        .into_iter()
+        .map(|(func, multiple)| {
+            let s = &started[&func];
+            ThreadEntry {
+                func,
+                multiple,
+                is_main: Some(func) == main,
+                ordered_by: ordered_by.remove(&func).unwrap_or_default(),
+                joined_by: joined_by.remove(&func).unwrap_or_default(),
+                arg: s.arg.clone().flatten(),
+                // Elements are distinct per creation at one site, by one starter.
+                private_arg: !s.shared_arg
+                    && (!s.element_arg || (s.sites.len() == 1 && s.starters.len() == 1)),
+                private_element: s.element_arg,
+                origin: EntryOrigin::Started,
             }
+        })
+        .collect();
+    if let Some(m) = main {
+        if !out.iter().any(|e| e.func == m) {
+            out.push(root_entry(m, true));
         }
-    };
+    }
+    add_outside_entries(&mut out, callbacks, named, families);
+    out.sort_by_key(|e| e.func);
+    out
+}
+
+/// The functions threads start, from the roots, the escaped callbacks and the started
+/// functions themselves until multiplicities are stable; and whether each runs more than once.
+fn started_functions(
+    sums: &Summaries,
+    roots: &BTreeSet<FuncId>,
+    extra: &BTreeSet<FuncId>,
+    callbacks: &[EscapedCallback],
+) -> (BTreeMap<FuncId, Starts>, BTreeMap<FuncId, bool>) {
+    let mut started: BTreeMap<FuncId, Starts> = BTreeMap::new();
     // Recording a function again adds nothing unless it now runs more than once: on the kernel,
     // thousands of entries each reach thousands of creations, every round.
     let mut recorded: BTreeMap<FuncId, bool> = BTreeMap::new();
@@ -140,13 +172,12 @@ pub fn thread_entries(
             return;
         }
         recorded.insert(from, multiple);
-        record(from, multiple, started);
+        record_starts(sums, from, multiple, started);
     };
-    let named_or_family: BTreeSet<FuncId> = extra.iter().copied().collect();
-    for &r in &roots {
+    for &r in roots {
         // A named entry (or one of an entry family) may run in several threads at once: so
         // may the threads it starts.
-        record(r, named_or_family.contains(&r), &mut started);
+        record(r, extra.contains(&r), &mut started);
     }
     // Escaped callbacks run any number of times: so do the threads they start.
     for cb in callbacks {
@@ -157,10 +188,10 @@ pub fn thread_entries(
     loop {
         let current: BTreeMap<FuncId, bool> = started
             .iter()
-            .map(|(&f, s)| (f, s.multiple || s.sites.len() > 1 || s.starters.len() > 1))
+            .map(|(&f, s)| (f, s.runs_more_than_once()))
             .collect();
         if current == entries {
-            break;
+            return (started, entries);
         }
         entries = current;
         // Start routines are usually roots too (nothing calls them directly): recording them
@@ -169,16 +200,44 @@ pub fn thread_entries(
             record(f, multiple, &mut started);
         }
     }
+}
+
+/// Records the thread creations in `from`'s summary (its own and its callees').
+fn record_starts(
+    sums: &Summaries,
+    from: FuncId,
+    from_multiple: bool,
+    started: &mut BTreeMap<FuncId, Starts>,
+) {
+    let Some(s) = sums.get(from) else { return };
+    for sp in &s.spawns {
+        for &f in &sp.start {
+            let st = started.entry(f).or_default();
+            st.sites.insert(sp.loc);
+            st.starters.insert(from);
+            let global = sp.arg.clone().filter(|p| matches!(p.root, Root::Global(_)));
+            st.arg = match st.arg.take() {
+                None => Some(global),
+                Some(a) if a == global => Some(a),
+                Some(_) => Some(None),
+            };
+            st.multiple |= ((sp.in_loop || sp.paths > 1) && !sp.alone) || from_multiple;
+            let element = !sp.fresh_arg && sp.distinct_arg && sp.paths == 1 && !from_multiple;
+            st.shared_arg |= !sp.fresh_arg && !element;
+            st.element_arg |= element;
+        }
+    }
+}
+
+/// Per started function, the entries that run `once` and order it: it runs only after their
+/// creation of it (`ordered_by`), or also ends before their joins (`joined_by`).
+fn orderings(
+    sums: &Summaries,
+    started: &BTreeMap<FuncId, Starts>,
+    once: &[FuncId],
+) -> (BTreeMap<FuncId, Vec<FuncId>>, BTreeMap<FuncId, Vec<FuncId>>) {
     let starters: BTreeMap<FuncId, &BTreeSet<FuncId>> =
         started.iter().map(|(&f, s)| (f, &s.starters)).collect();
-    // The entries that run once: `main` and threads started once (a callback runs any number
-    // of times, and a named entry in several threads: neither is here).
-    let escaped: FxHashSet<FuncId> = callbacks.iter().map(|cb| cb.func).collect();
-    let once: Vec<FuncId> = main
-        .into_iter()
-        .chain(entries.iter().filter(|(_, &m)| !m).map(|(&f, _)| f))
-        .filter(|f| !escaped.contains(f) && !named_or_family.contains(f))
-        .collect();
     let leaves_no_threads = |s: FuncId| sums.get(s).is_some_and(|x| x.threads.live.is_empty());
     // By starter, the functions it starts.
     let mut starts: FxHashMap<FuncId, Vec<FuncId>> = FxHashMap::default();
@@ -189,7 +248,7 @@ pub fn thread_entries(
     }
     let mut ordered_by: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
     let mut joined_by: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
-    for &e in &once {
+    for &e in once {
         if !starts.contains_key(&e) {
             continue;
         }
@@ -202,25 +261,12 @@ pub fn thread_entries(
             }
         }
     }
-    let mut out: Vec<ThreadEntry> = entries
-        .into_iter()
-        .map(|(func, multiple)| ThreadEntry {
-            func,
-            multiple,
-            is_main: Some(func) == main,
-            ordered_by: ordered_by.remove(&func).unwrap_or_default(),
-            joined_by: joined_by.remove(&func).unwrap_or_default(),
-            arg: started[&func].arg.clone().flatten(),
-            // Elements are distinct per creation at one site, by one starter.
-            private_arg: {
-                let s = &started[&func];
-                !s.shared_arg && (!s.element_arg || (s.sites.len() == 1 && s.starters.len() == 1))
-            },
-            private_element: started[&func].element_arg,
-            origin: EntryOrigin::Started,
-        })
-        .collect();
-    let root = |func: FuncId, is_main: bool| ThreadEntry {
+    (ordered_by, joined_by)
+}
+
+/// An entry nothing starts: `main`, or a function named or of a family.
+fn root_entry(func: FuncId, is_main: bool) -> ThreadEntry {
+    ThreadEntry {
         func,
         multiple: false,
         is_main,
@@ -234,17 +280,21 @@ pub fn thread_entries(
         } else {
             EntryOrigin::Named
         },
-    };
-    if let Some(m) = main {
-        if !out.iter().any(|e| e.func == m) {
-            out.push(root(m, true));
-        }
     }
+}
+
+/// Adds the entries that come from outside the program: escaped callbacks, named entries and
+/// those of the entry families. Each may run several times at once; a callback is ordered with
+/// nothing.
+fn add_outside_entries(
+    out: &mut Vec<ThreadEntry>,
+    callbacks: &[EscapedCallback],
+    named: &[FuncId],
+    families: &[(FuncId, String)],
+) {
     // Where each entry is in `out`.
     let mut at: BTreeMap<FuncId, usize> =
         out.iter().enumerate().map(|(i, e)| (e.func, i)).collect();
-    // An escaped callback may run at any time, in any thread, several at once: it is ordered
-    // with nothing.
     for cb in callbacks {
         let origin = EntryOrigin::Callback {
             via: cb.via,
@@ -265,15 +315,18 @@ pub fn thread_entries(
                 out.push(ThreadEntry {
                     multiple: true,
                     origin,
-                    ..root(cb.func, false)
+                    ..root_entry(cb.func, false)
                 });
             }
         }
     }
-    // A named entry (a library's API, a system call) may run in several threads at once.
-    let named: BTreeSet<FuncId> = named.iter().copied().collect();
+    let named_set: BTreeSet<FuncId> = named.iter().copied().collect();
     let family: BTreeMap<FuncId, &String> = families.iter().map(|(f, n)| (*f, n)).collect();
-    for &x in extra {
+    let extra = named
+        .iter()
+        .copied()
+        .chain(families.iter().map(|(f, _)| *f));
+    for x in extra {
         match at.get(&x) {
             Some(&i) => {
                 let e = &mut out[i];
@@ -285,18 +338,16 @@ pub fn thread_entries(
                 out.push(ThreadEntry {
                     multiple: true,
                     origin: match family.get(&x) {
-                        Some(name) if !named.contains(&x) => EntryOrigin::Family {
+                        Some(name) if !named_set.contains(&x) => EntryOrigin::Family {
                             name: name.to_string(),
                         },
                         _ => EntryOrigin::Named,
                     },
-                    ..root(x, false)
+                    ..root_entry(x, false)
                 });
             }
         }
     }
-    out.sort_by_key(|e| e.func);
-    out
 }
 
 /// The largest set of started functions each of whose starters is `e`, or in the set and
