@@ -13,7 +13,7 @@ use crate::frontend::lower::lower_unit_with;
 use crate::frontend::{parse_streaming, Diagnostic, FunctionInfo, ItemView};
 use crate::ir::names::Names;
 use crate::link::{Linker, Program};
-use crate::progress::Progress;
+use crate::progress::{Heartbeat, Progress};
 
 /// What one unit contributed, besides its IR.
 #[derive(Debug, Default)]
@@ -73,10 +73,12 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
             .collect()
     });
     progress.finish();
+    let beat = Heartbeat::start(options.progress, "linking");
     let program = linker
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())
         .finish();
+    drop(beat);
     let units_reused = units.iter().filter(|u| u.from_cache).count();
     let units_parsed = units.iter().filter(|u| u.load_error.is_none()).count() - units_reused;
     Build {

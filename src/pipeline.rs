@@ -8,6 +8,7 @@ use crate::cache::{Key, KeyBuilder, Store};
 use crate::callgraph::CallGraph;
 use crate::link::Program;
 use crate::models::Models;
+use crate::progress::Heartbeat;
 use crate::pta::{FieldMode, PointsTo};
 use crate::race::saved::SavedRun;
 use crate::race::{self, FilterConfig, RaceInput, RaceStats, ThreadEntry, Warning};
@@ -192,6 +193,7 @@ fn summarize_inner(
 ) -> Summarized {
     let findings = matches!(keep, Keep::RaceEntries(_));
     let t0 = Instant::now();
+    let beat = Heartbeat::start(options.schedule.progress, "points-to");
     let pta = PointsTo::analyze_with_models(program, options.fields, models)
         .with_signature_filter(options.signature_filter);
     let families = if findings {
@@ -204,8 +206,11 @@ fn summarize_inner(
     } else {
         Vec::new()
     };
+    drop(beat);
     let t1 = Instant::now();
+    let beat = Heartbeat::start(options.schedule.progress, "call graph");
     let cg = CallGraph::build(program, &pta);
+    drop(beat);
     let t2 = Instant::now();
     let cache = store.and_then(|store| {
         let options = SummaryOptions {
@@ -360,6 +365,7 @@ pub fn analyze_cached(
                 .filter(|f| cg.defined[f.index()] && callers[f.index()].is_empty()),
         );
     }
+    let beat = Heartbeat::start(options.schedule.progress, "thread entries");
     let entries = race::thread_entries(
         program,
         &cg,
@@ -368,6 +374,7 @@ pub fn analyze_cached(
         &families,
         pta.callbacks.escaped(),
     );
+    drop(beat);
     // `summaries_needed` must have kept every entry's summary (a dropped one would silently
     // lose the entry's accesses).
     let failed = |f| {
@@ -395,6 +402,7 @@ pub fn analyze_cached(
         .map(|e| e.func)
         .chain(extra.iter().copied())
         .collect();
+    let beat = Heartbeat::start(options.schedule.progress, "inclusion points-to");
     let objects = options.inclusion.then(|| {
         crate::pta::inclusion::SiteObjects::compute(
             program,
@@ -404,6 +412,7 @@ pub fn analyze_cached(
             &summaries.stats.constructors,
         )
     });
+    drop(beat);
     let mut times = times;
     times.inclusion = t.elapsed().as_secs_f64();
     Ok(Analysis {

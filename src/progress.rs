@@ -100,3 +100,65 @@ impl Progress {
         self.bar.finish_and_clear();
     }
 }
+
+/// Progress of a stage that counts nothing (linking, points-to, the call graph, thread entries):
+/// a spinner with the elapsed time on a terminal, a line every [`PLAIN_PROGRESS_SECS`] off one,
+/// from a thread of its own until dropped. Off, it is nothing.
+pub struct Heartbeat {
+    stop: Option<crossbeam_channel::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    pub fn start(on: bool, what: &'static str) -> Heartbeat {
+        use std::io::IsTerminal;
+        if !on {
+            return Heartbeat {
+                stop: None,
+                thread: None,
+            };
+        }
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let terminal = std::io::stderr().is_terminal();
+        let thread = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let spinner = terminal.then(|| {
+                let s = indicatif::ProgressBar::new_spinner();
+                s.set_prefix(what);
+                s.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{prefix} [{elapsed_precise}] {spinner}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                );
+                s.enable_steady_tick(std::time::Duration::from_millis(200));
+                s
+            });
+            let every = std::time::Duration::from_secs(PLAIN_PROGRESS_SECS);
+            while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(every)
+            {
+                if spinner.is_none() {
+                    eprintln!("{what}: running, {} s", start.elapsed().as_secs());
+                }
+            }
+            if let Some(s) = spinner {
+                s.finish_and_clear();
+            }
+        });
+        Heartbeat {
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        // Dropping the sender wakes the thread (disconnected).
+        self.stop.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
