@@ -41,7 +41,7 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE")]
     pub entry_file: Option<PathBuf>,
     /// Switch an entry family of the models (`NAME=on|off`, or `all=on|off`; all are on): the
-    /// kernel's system calls, work items, timers, interrupt handlers… (summaries/README.md
+    /// kernel's system calls, work items, timers, interrupt handlers… (models/README.md
     /// lists them; an unknown name is an error that lists them too). Repeatable, later words
     /// win.
     #[arg(long = "entry-family", value_name = "NAME=on|off")]
@@ -51,7 +51,7 @@ pub struct AnalyzeArgs {
     pub entry_roots: bool,
     #[command(flatten)]
     pub pta: PointsToArgs,
-    /// A directory of extra model files (`*.toml`, see summaries/README.md). `--summaries` is
+    /// A directory of extra model files (`*.toml`, see models/README.md). `--summaries` is
     /// an older name of this option.
     #[arg(long = "models", alias = "summaries", value_name = "DIR")]
     pub models: Option<PathBuf>,

@@ -32,7 +32,7 @@ pub struct SummaryArgs {
     pub format: Format,
     #[command(flatten)]
     pub pta: PointsToArgs,
-    /// A directory of extra model files (`*.toml`, see summaries/README.md); a file named like a
+    /// A directory of extra model files (`*.toml`, see models/README.md); a file named like a
     /// built-in family replaces it. `--summaries` is an older name of this option.
     #[arg(long = "models", alias = "summaries", value_name = "DIR")]
     pub models: Option<PathBuf>,

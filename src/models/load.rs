@@ -1,4 +1,4 @@
-//! Reading model files: the embedded `summaries/*.toml` and an optional user directory.
+//! Reading model files: the embedded `models/*.toml` and an optional user directory.
 //!
 //! Each file is one API family: `family = "..."`, an optional `description`, and `[[function]]`
 //! tables that carry `name` or `names` plus the [`Model`] keys. Files are applied in order —
@@ -25,38 +25,38 @@ use super::{
 pub const BUILTIN_FILES: &[(&str, &str)] = &[
     (
         "c11-threads.toml",
-        include_str!("../../summaries/c11-threads.toml"),
+        include_str!("../../models/c11-threads.toml"),
     ),
     (
         "gcc-atomics.toml",
-        include_str!("../../summaries/gcc-atomics.toml"),
+        include_str!("../../models/gcc-atomics.toml"),
     ),
-    ("glib.toml", include_str!("../../summaries/glib.toml")),
+    ("glib.toml", include_str!("../../models/glib.toml")),
     (
         "glibc-alloc.toml",
-        include_str!("../../summaries/glibc-alloc.toml"),
+        include_str!("../../models/glibc-alloc.toml"),
     ),
-    ("hiredis.toml", include_str!("../../summaries/hiredis.toml")),
+    ("hiredis.toml", include_str!("../../models/hiredis.toml")),
     (
         "libarchive.toml",
-        include_str!("../../summaries/libarchive.toml"),
+        include_str!("../../models/libarchive.toml"),
     ),
-    ("libc.toml", include_str!("../../summaries/libc.toml")),
+    ("libc.toml", include_str!("../../models/libc.toml")),
     (
         "libevent.toml",
-        include_str!("../../summaries/libevent.toml"),
+        include_str!("../../models/libevent.toml"),
     ),
-    ("linux.toml", include_str!("../../summaries/linux.toml")),
-    ("pthread.toml", include_str!("../../summaries/pthread.toml")),
-    ("sqlite.toml", include_str!("../../summaries/sqlite.toml")),
+    ("linux.toml", include_str!("../../models/linux.toml")),
+    ("pthread.toml", include_str!("../../models/pthread.toml")),
+    ("sqlite.toml", include_str!("../../models/sqlite.toml")),
 ];
 
 /// Where a family file came from.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum ModelOrigin {
-    /// Embedded in the binary (`summaries/` of the source tree).
+    /// Embedded in the binary (`models/` of the source tree).
     Builtin,
-    /// A file of the user's `--summaries` directory.
+    /// A file of the user's `--models` directory.
     User(PathBuf),
 }
 
@@ -240,7 +240,7 @@ fn builtin_parsed() -> &'static [(&'static str, ParsedFile)] {
         BUILTIN_FILES
             .iter()
             .map(|&(file, text)| {
-                let path = PathBuf::from("summaries").join(file);
+                let path = PathBuf::from("models").join(file);
                 match parse_file(&path, text) {
                     Ok(p) => (file, p),
                     // Guarded by the `builtin_files_parse` unit test.

@@ -1,13 +1,13 @@
 //! Models of library and kernel functions: what a call does to locks, threads, memory and
-//! points-to facts, read from the declarative files in `summaries/` (one TOML file per API
-//! family, embedded in the binary; `--summaries DIR` adds or overrides files).
+//! points-to facts, read from the declarative files in `models/` (one TOML file per API
+//! family, embedded in the binary; `--models DIR` adds or overrides files).
 //!
 //! A model *wins over a body*: `mutex_lock` has a body in the kernel (an atomic fast path), but
 //! the analyses must see "acquires `*arg0`", so a function with a model is never analysed from
 //! its body. Functions with neither a body nor a model are *unknown externals*: no lock effect,
 //! no memory effect (documented default; the run counts them).
 //!
-//! The file format is documented in `summaries/README.md`.
+//! The file format is documented in `models/README.md`.
 
 use serde::{Deserialize, Serialize};
 

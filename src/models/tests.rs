@@ -47,7 +47,7 @@ fn atomic(arg: usize, read: bool, write: bool) -> Option<AtomicEffect> {
 fn builtin_files_parse() {
     let mut total = 0;
     for (file, text) in BUILTIN_FILES {
-        let path = Path::new("summaries").join(file);
+        let path = Path::new("models").join(file);
         let functions = parse_for_test(&path, text).unwrap_or_else(|e| panic!("{e}"));
         assert!(!functions.is_empty(), "{file} models nothing");
         assert!(
@@ -73,7 +73,7 @@ fn builtin_files_are_sorted_and_all_embedded() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("summaries");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
     let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| {
@@ -82,7 +82,7 @@ fn builtin_files_are_sorted_and_all_embedded() {
         })
         .collect();
     on_disk.sort();
-    assert_eq!(on_disk, names, "every summaries/*.toml is embedded");
+    assert_eq!(on_disk, names, "every models/*.toml is embedded");
 }
 
 #[test]

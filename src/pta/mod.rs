@@ -8,7 +8,7 @@
 //! pointer unify actuals with the signature found in the pointer's target class, so functions
 //! that may be called from the same pointer share formals — the standard Steensgaard treatment.
 //!
-//! Library functions are modelled by the declarative `summaries/` files ([`crate::models`]);
+//! Library functions are modelled by the declarative `models/` files ([`crate::models`]);
 //! a function with a model is handled by the model even if it has a body (which is then not
 //! analysed). Their points-to effects: allocation sites, copies (`memcpy`), returned arguments
 //! (`strchr`, `spinlock_check`), `va_arg`, and thread creation (the start routine is called
@@ -157,7 +157,7 @@ impl PointsTo {
         Self::analyze_with_models(program, mode, crate::models::Models::builtin_ref())
     }
 
-    /// Runs the analysis with the given library models (built-in plus `--summaries`).
+    /// Runs the analysis with the given library models (built-in plus `--models`).
     pub fn analyze_with_models(
         program: &Program,
         mode: FieldMode,

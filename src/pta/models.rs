@@ -1,5 +1,5 @@
 //! The points-to side of the library models: which functions of the program have a model.
-//! The models themselves are the declarative files of `summaries/`, loaded by
+//! The models themselves are the declarative files of `models/`, loaded by
 //! [`crate::models::Models`]; the solver (`solve.rs`) applies their points-to effects
 //! (allocation sites, copies, returned arguments, `va_arg`, thread start routines).
 

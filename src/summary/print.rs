@@ -133,7 +133,7 @@ impl SummaryPrinter<'_> {
         let at = f.body.as_ref().map(|b| self.loc(b.loc)).unwrap_or_default();
         let _ = writeln!(out, "function {name} ({at})");
         if s.modelled {
-            let _ = writeln!(out, "  modelled by summaries/ (body not analysed)");
+            let _ = writeln!(out, "  modelled by models/ (body not analysed)");
             return out;
         }
         let _ = writeln!(out, "  lockset summary: {}", self.lockset(&s.lockset));
