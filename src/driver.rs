@@ -1,6 +1,7 @@
 //! The front half of the pipeline: inputs → preprocessed text → syntax tree → IR → linked
 //! program, with units read, parsed and lowered in parallel and linked as they finish.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -61,13 +62,15 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
     let names = Arc::new(Names::new());
     let linker = Mutex::new(Linker::new(names.clone()));
     let progress = Progress::new(options.progress, "front end", "units", inputs.len() as u64);
+    let bytes = AtomicU64::new(0);
     let units: Vec<UnitReport> = pool.install(|| {
         inputs
             .par_iter()
             .enumerate()
             .map(|(i, input)| {
                 let report = read_unit(i, input, &names, &linker, options);
-                progress.advance(1);
+                let read = bytes.fetch_add(report.bytes, Ordering::Relaxed) + report.bytes;
+                progress.advance_with(1, || format!(", {} MiB read", read >> 20));
                 report
             })
             .collect()

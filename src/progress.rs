@@ -33,10 +33,15 @@ impl PlainProgress {
         self.tick("");
     }
 
+    /// Whether the next [`PlainProgress::tick`] prints.
+    fn due(&self) -> bool {
+        self.last.elapsed().as_secs() >= PLAIN_PROGRESS_SECS
+    }
+
     /// Prints the line if it is time, with `detail` appended (what is still running: a long
     /// step completes nothing for minutes, and a silent log looks hung).
     pub fn tick(&mut self, detail: &str) {
-        if self.last.elapsed().as_secs() >= PLAIN_PROGRESS_SECS {
+        if self.due() {
             self.last = std::time::Instant::now();
             eprintln!(
                 "{}: {}/{} {} ({} %), {} s{detail}",
@@ -88,11 +93,21 @@ impl Progress {
     }
 
     pub fn advance(&self, n: u64) {
+        self.advance_with(n, String::new);
+    }
+
+    /// [`Progress::advance`], with `detail` (made only when printed) after the count.
+    pub fn advance_with(&self, n: u64, detail: impl Fn() -> String) {
         self.bar.inc(n);
         if let Some(p) = &self.plain {
             if let Ok(mut p) = p.lock() {
-                p.advance(n);
+                p.done += n;
+                if p.due() {
+                    p.tick(&detail());
+                }
             }
+        } else if !self.bar.is_hidden() {
+            self.bar.set_message(detail());
         }
     }
 

@@ -42,10 +42,7 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../../models/libarchive.toml"),
     ),
     ("libc.toml", include_str!("../../models/libc.toml")),
-    (
-        "libevent.toml",
-        include_str!("../../models/libevent.toml"),
-    ),
+    ("libevent.toml", include_str!("../../models/libevent.toml")),
     ("linux.toml", include_str!("../../models/linux.toml")),
     ("pthread.toml", include_str!("../../models/pthread.toml")),
     ("sqlite.toml", include_str!("../../models/sqlite.toml")),
