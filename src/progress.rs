@@ -93,21 +93,39 @@ impl Progress {
     }
 
     pub fn advance(&self, n: u64) {
-        self.advance_with(n, String::new);
+        self.bar.inc(n);
+        self.with_plain(|p| p.advance(n));
     }
 
-    /// [`Progress::advance`], with `detail` (made only when printed) after the count.
+    /// [`Progress::advance`], with `detail` (made only when shown) after the count.
     pub fn advance_with(&self, n: u64, detail: impl Fn() -> String) {
         self.bar.inc(n);
+        if !self.bar.is_hidden() {
+            self.bar.set_message(detail());
+        }
+        self.with_plain(|p| {
+            p.done += n;
+            if p.due() {
+                p.tick(&detail());
+            }
+        });
+    }
+
+    /// Nothing done, but a line is due off a terminal: `detail` says what is still running.
+    pub fn tick(&self, detail: &str) {
+        self.with_plain(|p| p.tick(detail));
+    }
+
+    /// The bar's message (a terminal only).
+    pub fn set_message(&self, message: String) {
+        self.bar.set_message(message);
+    }
+
+    fn with_plain(&self, f: impl FnOnce(&mut PlainProgress)) {
         if let Some(p) = &self.plain {
             if let Ok(mut p) = p.lock() {
-                p.done += n;
-                if p.due() {
-                    p.tick(&detail());
-                }
+                f(&mut p);
             }
-        } else if !self.bar.is_hidden() {
-            self.bar.set_message(detail());
         }
     }
 

@@ -35,7 +35,6 @@
 //!   (the lookup answers only for the current SCC and its callee SCCs), so the result is the same
 //!   for any `jobs` and any timing.
 
-use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -312,7 +311,7 @@ pub fn run_with<A: SccAnalysis>(
             }
         }
     });
-    progress.bar.finish_and_clear();
+    progress.progress.finish();
 
     failed.sort_by_key(|f: &SccFailure| f.scc);
     stats.failed = failed.len();
@@ -374,8 +373,7 @@ fn record(stats: &mut ScheduleStats, failed: &mut Vec<SccFailure>, cg: &CallGrap
 /// longest (a big SCC completes nothing for minutes, and a silent log looks hung).
 struct SummaryProgress<'a> {
     cg: &'a CallGraph,
-    bar: indicatif::ProgressBar,
-    plain: Option<crate::progress::PlainProgress>,
+    progress: crate::progress::Progress,
     /// SCCs handed to the pool and not finished, with when they were handed over.
     running: Vec<(SccId, Instant)>,
 }
@@ -394,17 +392,11 @@ impl<'a> SummaryProgress<'a> {
                 done_at_start += s.functions.len() as u64;
             }
         }
-        let mut plain = (on && !std::io::stderr().is_terminal())
-            .then(|| crate::progress::PlainProgress::new("summaries", "functions", total));
-        if let Some(p) = &mut plain {
-            p.advance(done_at_start);
-        }
-        let bar = crate::progress::bar(on, "summaries", "functions", total);
-        bar.inc(done_at_start);
+        let progress = crate::progress::Progress::new(on, "summaries", "functions", total);
+        progress.advance(done_at_start);
         SummaryProgress {
             cg,
-            bar,
-            plain,
+            progress,
             running: Vec::new(),
         }
     }
@@ -416,9 +408,7 @@ impl<'a> SummaryProgress<'a> {
             match rx.recv_timeout(wait) {
                 Ok(done) => return done,
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                    if let Some(p) = &mut self.plain {
-                        p.tick(&running_detail(self.cg, &self.running));
-                    }
+                    self.progress.tick(&running_detail(self.cg, &self.running));
                 }
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
                     unreachable!("a worker reports every SCC")
@@ -430,13 +420,10 @@ impl<'a> SummaryProgress<'a> {
     fn done(&mut self, scc: SccId, failures: usize) {
         self.running.retain(|&(s, _)| s != scc);
         if failures > 0 {
-            self.bar.set_message(format!("{failures} failed"));
+            self.progress.set_message(format!("{failures} failed"));
         }
-        let n = self.cg.scc(scc).functions.len() as u64;
-        self.bar.inc(n);
-        if let Some(p) = &mut self.plain {
-            p.advance(n);
-        }
+        self.progress
+            .advance(self.cg.scc(scc).functions.len() as u64);
     }
 }
 
