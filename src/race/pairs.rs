@@ -163,21 +163,26 @@ pub fn racing_pairs<'a>(
         "accesses",
         cands.groups.len() as u64,
     );
-    let per_bucket: Vec<(Found<'a>, PairStats)> = cands
+    let arranged: Vec<Arranged> = cands
         .buckets
+        .iter()
+        .map(|ids| Arranged::new(ids, |g| groups[g].object))
+        .collect();
+    // Chunks of rows, cut by checks rather than by bucket: one bucket of the kernel holds
+    // tens of thousands of groups and would keep one thread busy for minutes.
+    let per_chunk: Vec<(Found<'a>, PairStats)> = chunks(&arranged)
         .par_iter()
-        .map_init(Scratch::default, |scratch, ids| {
+        .map_init(Scratch::default, |scratch, chunk| {
             let mut found = Found::default();
-            for_each_candidate(
-                groups,
-                ids,
-                |x, y| {
+            let bucket = &arranged[chunk.bucket];
+            for row in chunk.rows.clone() {
+                bucket.for_each_in_row(row, |x, y| {
                     if let Some(pair) = check(&cx, &groups[x], &groups[y], x == y, scratch) {
                         found.add(pair);
                     }
-                },
-                || progress.advance(1),
-            );
+                });
+                progress.advance(1);
+            }
             (found, std::mem::take(&mut scratch.stats))
         })
         .collect();
@@ -193,7 +198,7 @@ pub fn racing_pairs<'a>(
     progress.finish();
     // One warning per pair of first sites and lvalues, merged in bucket order.
     let mut found = Found::default();
-    for (local, s) in per_bucket {
+    for (local, s) in per_chunk {
         stats.add(&s);
         found.merge(local);
     }
@@ -300,37 +305,176 @@ fn whole_object_pair<'a>(
     Some(pair)
 }
 
-/// Calls `f` on every unordered pair of one bucket's groups (a group with itself too) that
-/// may lie in one object: groups whose object classes prove them apart are never paired (a
-/// bucket is one member of one record, over every object of that record). `done` is called
-/// once per group, when its pairs are through (progress inside a bucket: on the kernel one
-/// bucket takes minutes).
-fn for_each_candidate(
-    groups: &[Group<'_>],
-    ids: &[u32],
-    mut f: impl FnMut(usize, usize),
-    mut done: impl FnMut(),
-) {
-    let mut by_object: BTreeMap<Option<u32>, Vec<usize>> = BTreeMap::new();
-    for &g in ids {
-        by_object
-            .entry(groups[g as usize].object)
-            .or_default()
-            .push(g as usize);
-    }
-    let anywhere = by_object.remove(&None).unwrap_or_default();
-    for group in by_object.values() {
-        for (x, &a) in group.iter().enumerate() {
-            for &b in &group[x..] {
-                f(a, b);
-            }
-            done();
+/// One bucket's groups arranged for pairing: those of one object class together (groups whose
+/// object classes prove them apart are never paired: a bucket is one member of one record, over
+/// every object of that record), and those in no known object, paired with every group.
+struct Arranged {
+    /// Per object class, in class order.
+    placed: Vec<Vec<usize>>,
+    anywhere: Vec<usize>,
+    /// The row of each class's first group; its last element is the number of placed groups.
+    starts: Vec<usize>,
+}
+
+/// The checks of one group of a bucket against the groups after it: every unordered pair of the
+/// bucket (a group with itself too) is in exactly one row. Rows are numbered placed groups
+/// first (class by class), then the groups in no known object.
+impl Arranged {
+    /// The groups `ids`, whose object classes `object` gives.
+    fn new(ids: &[u32], object: impl Fn(usize) -> Option<u32>) -> Arranged {
+        let mut by_object: BTreeMap<Option<u32>, Vec<usize>> = BTreeMap::new();
+        for &g in ids {
+            by_object
+                .entry(object(g as usize))
+                .or_default()
+                .push(g as usize);
+        }
+        let anywhere = by_object.remove(&None).unwrap_or_default();
+        let placed: Vec<Vec<usize>> = by_object.into_values().collect();
+        let starts = std::iter::once(0)
+            .chain(placed.iter().scan(0, |n, class| {
+                *n += class.len();
+                Some(*n)
+            }))
+            .collect();
+        Arranged {
+            placed,
+            anywhere,
+            starts,
         }
     }
-    for (x, &a) in anywhere.iter().enumerate() {
-        for &b in anywhere[x..].iter().chain(by_object.values().flatten()) {
+
+    /// How many groups have an object class.
+    fn placed_len(&self) -> usize {
+        self.starts.last().copied().unwrap_or(0)
+    }
+
+    fn rows(&self) -> usize {
+        self.placed_len() + self.anywhere.len()
+    }
+
+    /// The checks of rows `0..` in order, as (group, partners) without materialising them:
+    /// calls `each(row, checks)`.
+    fn row_costs(&self, mut each: impl FnMut(usize, usize)) {
+        let mut row = 0;
+        for class in &self.placed {
+            for x in 0..class.len() {
+                each(row, class.len() - x);
+                row += 1;
+            }
+        }
+        for x in 0..self.anywhere.len() {
+            each(row, self.anywhere.len() - x + self.placed_len());
+            row += 1;
+        }
+    }
+
+    /// Calls `f` on the pairs of row `row`.
+    fn for_each_in_row(&self, row: usize, mut f: impl FnMut(usize, usize)) {
+        if row < self.placed_len() {
+            let c = self.starts.partition_point(|&s| s <= row) - 1;
+            let class = &self.placed[c];
+            let x = row - self.starts[c];
+            for &b in &class[x..] {
+                f(class[x], b);
+            }
+            return;
+        }
+        let row = row - self.placed_len();
+        let a = self.anywhere[row];
+        for &b in self.anywhere[row..]
+            .iter()
+            .chain(self.placed.iter().flatten())
+        {
             f(a, b);
         }
-        done();
+    }
+}
+
+/// Rows of one bucket paired by one task.
+struct Chunk {
+    bucket: usize,
+    rows: std::ops::Range<usize>,
+}
+
+/// About how many checks one task makes: small enough that a giant bucket spreads over every
+/// thread, large enough that tasks cost little to schedule and merge.
+const CHECKS_PER_CHUNK: usize = 1 << 16;
+
+/// The buckets' rows cut into chunks of about [`CHECKS_PER_CHUNK`] checks, in bucket and row
+/// order; the cut depends on the buckets alone (not on the number of threads), so the merge
+/// order and the report do not either.
+fn chunks(buckets: &[Arranged]) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    for (bucket, arranged) in buckets.iter().enumerate() {
+        let (mut start, mut checks) = (0, 0);
+        arranged.row_costs(|row, cost| {
+            checks += cost;
+            if checks >= CHECKS_PER_CHUNK {
+                out.push(Chunk {
+                    bucket,
+                    rows: start..row + 1,
+                });
+                (start, checks) = (row + 1, 0);
+            }
+        });
+        if start < arranged.rows() {
+            out.push(Chunk {
+                bucket,
+                rows: start..arranged.rows(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every unordered pair of groups of one object class, or with a group in no known object,
+    /// is checked exactly once over the chunks; no pair across two object classes is.
+    #[test]
+    fn chunks_check_each_candidate_pair_once() {
+        // Groups 0..n; object classes: none for every third, else one of three.
+        let n = 700;
+        let object = |g: usize| (g % 3 != 0).then_some((g % 7 % 3) as u32);
+        let ids: Vec<u32> = (0..n as u32).rev().collect();
+        let buckets = vec![
+            Arranged::new(&ids, object),
+            Arranged::new(&[], object),
+            Arranged::new(&[5], object),
+        ];
+        let mut seen: FxHashMap<(usize, usize, usize), usize> = FxHashMap::default();
+        let mut rows = vec![Vec::new(); buckets.len()];
+        let cut = chunks(&buckets);
+        assert!(cut.len() > 1, "the big bucket is cut");
+        for chunk in &cut {
+            rows[chunk.bucket].extend(chunk.rows.clone());
+            for row in chunk.rows.clone() {
+                buckets[chunk.bucket].for_each_in_row(row, |x, y| {
+                    *seen.entry((chunk.bucket, x.min(y), x.max(y))).or_default() += 1;
+                });
+            }
+        }
+        for (b, r) in rows.iter().enumerate() {
+            assert_eq!(*r, (0..buckets[b].rows()).collect::<Vec<_>>(), "bucket {b}");
+        }
+        let mut expected = 0;
+        for x in 0..n {
+            for y in x..n {
+                let candidate = match (object(x), object(y)) {
+                    (Some(p), Some(q)) => p == q,
+                    _ => true,
+                };
+                if candidate {
+                    expected += 1;
+                    assert_eq!(seen.get(&(0, x, y)), Some(&1), "pair {x} {y}");
+                }
+            }
+        }
+        assert_eq!(seen.get(&(2, 5, 5)), Some(&1));
+        assert_eq!(seen.len(), expected + 1);
+        assert!(seen.values().all(|&k| k == 1));
     }
 }
