@@ -438,7 +438,7 @@ mod tests {
     fn chunks_check_each_candidate_pair_once() {
         // Groups 0..n; object classes: none for every third, else one of three.
         let n = 700;
-        let object = |g: usize| (g % 3 != 0).then_some((g % 7 % 3) as u32);
+        let object = |g: usize| (!g.is_multiple_of(3)).then_some((g % 7 % 3) as u32);
         let ids: Vec<u32> = (0..n as u32).rev().collect();
         let buckets = vec![
             Arranged::new(&ids, object),
