@@ -360,14 +360,7 @@ impl<'a> Builder<'a, '_, '_> {
 pub(super) fn finish_groups(groups: &mut [Group<'_>], entries: &[ThreadEntry]) {
     // Per entry, whether its accesses in each phase may be ordered with some other entry:
     // it runs once and orders a thread it starts (before its first creation, after its joins).
-    let orders = |by: fn(&ThreadEntry) -> &Vec<crate::ir::FuncId>| -> Vec<bool> {
-        let ordering: FxHashSet<_> = entries.iter().flat_map(|e| by(e).iter().copied()).collect();
-        entries
-            .iter()
-            .map(|e| !e.multiple && ordering.contains(&e.func))
-            .collect()
-    };
-    let (before, joined) = (orders(|e| &e.ordered_by), orders(|e| &e.joined_by));
+    let Orderers { before, joined } = Orderers::of(entries);
     let mut onces: FxHashMap<Vec<usize>, Arc<[usize]>> = FxHashMap::default();
     let mut of_list = |performers: &Performers<'_>| {
         let once: Vec<usize> = performers
@@ -406,6 +399,40 @@ pub(super) fn finish_groups(groups: &mut [Group<'_>], entries: &[ThreadEntry]) {
             && g.access.locks.plus.iter().any(|l| {
                 l.path.root == Root::Formal(0) && l.path.steps.first() == Some(&Step::Deref)
             });
+    }
+}
+
+/// Per entry, whether its accesses in a phase may be ordered with some other entry's: it runs
+/// once and orders a thread it starts (before its first creation, after its joins). Only such
+/// an entry's performance can be ordered ([`super::check`]'s `ordered`).
+pub(super) struct Orderers {
+    pub before: Vec<bool>,
+    pub joined: Vec<bool>,
+}
+
+impl Orderers {
+    pub fn of(entries: &[ThreadEntry]) -> Orderers {
+        let orders = |by: fn(&ThreadEntry) -> &Vec<crate::ir::FuncId>| -> Vec<bool> {
+            let ordering: FxHashSet<_> =
+                entries.iter().flat_map(|e| by(e).iter().copied()).collect();
+            entries
+                .iter()
+                .map(|e| !e.multiple && ordering.contains(&e.func))
+                .collect()
+        };
+        Orderers {
+            before: orders(|e| &e.ordered_by),
+            joined: orders(|e| &e.joined_by),
+        }
+    }
+
+    /// The entries whose accesses in `phase` may be ordered; `None` for none.
+    pub fn in_phase(&self, phase: Phase) -> Option<&[bool]> {
+        match phase {
+            Phase::Before => Some(&self.before),
+            Phase::Joined => Some(&self.joined),
+            Phase::Threaded => None,
+        }
     }
 }
 

@@ -8,9 +8,11 @@
 //! from the thread's argument — and the groups make that matter, the entry pairs are tested one
 //! by one. Otherwise one test decides for all, and the counts are multiplied.
 
+use std::borrow::Cow;
+
 use rustc_hash::FxHashMap;
 
-use super::candidates::{Group, Performer};
+use super::candidates::{Group, Orderers, Performer};
 use super::entries::ThreadEntry;
 use super::objects::AccessObjects;
 use super::pairs::{Pair, PairStats, Side};
@@ -27,6 +29,7 @@ pub(super) struct PairContext<'p> {
     pub type_alias: bool,
     /// Distinct objects on ([`super::objects`]).
     pub objects: Option<AccessObjects<'p>>,
+    orderers: Orderers,
 }
 
 /// A worker's own state: its counts and memo tables.
@@ -35,9 +38,27 @@ pub(super) struct Scratch {
     pub stats: PairStats,
     /// Disjointness of two object sets ([`AccessObjects::disjoint`]).
     pub disjoint: FxHashMap<(u32, u32), bool>,
+    /// The sizes of intersections of two groups' `once` lists, by the lists' addresses (equal
+    /// lists are one list, and in a large bucket a few lists are shared by most groups).
+    both_once: FxHashMap<(usize, usize), usize>,
 }
 
-impl PairContext<'_> {
+impl<'p> PairContext<'p> {
+    pub fn new(
+        program: &'p Program,
+        entries: &'p [ThreadEntry],
+        type_alias: bool,
+        objects: Option<AccessObjects<'p>>,
+    ) -> Self {
+        PairContext {
+            program,
+            entries,
+            type_alias,
+            objects,
+            orderers: Orderers::of(entries),
+        }
+    }
+
     fn multiple(&self, p: &Performer<'_>) -> bool {
         self.entries[p.entry].multiple
     }
@@ -68,19 +89,28 @@ impl PairContext<'_> {
     }
 
     /// How many pairs of performances `x` and `y` form (see [`PairContext::each_pair`]).
-    fn count_pairs(&self, x: &Group<'_>, y: &Group<'_>, same: bool) -> usize {
+    fn count_pairs(
+        &self,
+        x: &Group<'_>,
+        y: &Group<'_>,
+        same: bool,
+        both_once: &mut FxHashMap<(usize, usize), usize>,
+    ) -> usize {
         let n = x.performers.len();
         if same {
             // Performers are different entries: every two of them, and each with itself when
             // it runs more than once.
             return n * (n - 1) / 2 + (n - x.once.len());
         }
-        let both_once = if x.once.is_empty() || y.once.is_empty() {
+        let both = if x.once.is_empty() || y.once.is_empty() {
             0
         } else {
-            sorted_intersection(&x.once, &y.once)
+            let key = |l: &[usize]| l.as_ptr() as usize;
+            *both_once
+                .entry((key(&x.once), key(&y.once)))
+                .or_insert_with(|| sorted_intersection(&x.once, &y.once))
         };
-        n * y.performers.len() - both_once
+        n * y.performers.len() - both
     }
 }
 
@@ -116,7 +146,7 @@ pub(super) fn check<'a>(
     if a.kind != AccessKind::Write && b.kind != AccessKind::Write {
         return None;
     }
-    let n = cx.count_pairs(x, y, same);
+    let n = cx.count_pairs(x, y, same, &mut scratch.both_once);
     if n == 0 {
         return None;
     }
@@ -174,6 +204,9 @@ pub(super) fn check<'a>(
         stats.unlocked += kept;
         return Some(race(cx, x, &p, y, &q));
     }
+    if !private && !x.arg_locks && !y.arg_locks {
+        return ordering_only(cx, x, y, same, kept, stats);
+    }
     let mut racing = None;
     cx.each_pair(x, y, same, |p, q| {
         let (ep, eq) = (&cx.entries[p.entry], &cx.entries[q.entry]);
@@ -191,6 +224,70 @@ pub(super) fn check<'a>(
         stats.unlocked += 1;
         racing.get_or_insert((*p, *q));
         true
+    });
+    let (p, q) = racing?;
+    Some(race(cx, x, &p, y, &q))
+}
+
+/// The test of `n` pairs of performances whose verdict depends on the entries only through the
+/// ordering (no thread-private argument, no lock reached from the thread argument): the locks
+/// decide for every pair at once, and only a pair with an entry that orders others can be
+/// ordered ([`Orderers`]), so only those pairs are visited — on the kernel a group is performed
+/// by a thousand entries, and visiting every pair of two groups' performances took minutes.
+/// Counts and verdict are those of visiting every pair.
+fn ordering_only<'a>(
+    cx: &PairContext<'_>,
+    x: &Group<'a>,
+    y: &Group<'a>,
+    same: bool,
+    n: usize,
+    stats: &mut PairStats,
+) -> Option<Pair<'a>> {
+    let (a, b) = (&x.access, &y.access);
+    let ordered_pair = |p: &Performer<'_>, q: &Performer<'_>| {
+        let (ep, eq) = (&cx.entries[p.entry], &cx.entries[q.entry]);
+        cx.valid(p, q) && (ordered(ep, a, eq) || ordered(eq, b, ep))
+    };
+    let orders = |g: &Group<'_>, phase| -> Vec<bool> {
+        let by = cx.orderers.in_phase(phase);
+        g.performers
+            .iter()
+            .map(|p| by.is_some_and(|o| o[p.entry]))
+            .collect()
+    };
+    let (px, py) = (&x.performers, &y.performers);
+    let (ox, oy) = (orders(x, a.phase), orders(y, b.phase));
+    let mut ordered_pairs = 0;
+    // Pairs (i, j) in `each_pair`'s range whose first performer orders, then those whose
+    // second does and first does not.
+    for i in (0..px.len()).filter(|&i| ox[i]) {
+        let from = if same { i } else { 0 };
+        let p = px.get(i);
+        ordered_pairs += (from..py.len())
+            .filter(|&j| ordered_pair(&p, &py.get(j)))
+            .count();
+    }
+    for j in (0..py.len()).filter(|&j| oy[j]) {
+        let to = if same { j } else { px.len() };
+        let q = py.get(j);
+        ordered_pairs += (0..to)
+            .filter(|&i| !ox[i] && ordered_pair(&px.get(i), &q))
+            .count();
+    }
+    let concurrent = n - ordered_pairs;
+    stats.concurrent += concurrent;
+    let (ep, eq) = (&cx.entries[px.get(0).entry], &cx.entries[py.get(0).entry]);
+    if concurrent == 0 || (a.atomic && b.atomic) || protected((ep, a), (eq, b)) {
+        return None;
+    }
+    stats.unlocked += concurrent;
+    let mut racing = None;
+    cx.each_pair(x, y, same, |p, q| {
+        if ordered_pair(p, q) {
+            return true;
+        }
+        racing = Some((*p, *q));
+        false
     });
     let (p, q) = racing?;
     Some(race(cx, x, &p, y, &q))
@@ -273,10 +370,10 @@ fn protected(
 
 /// A path of the entry's summary with the thread argument (`Formal(0)` dereferenced) replaced
 /// by the global object every creation passes, when there is one.
-fn instantiate(p: &Path, e: &ThreadEntry) -> Path {
+fn instantiate<'p>(p: &'p Path, e: &ThreadEntry) -> Cow<'p, Path> {
     match (&e.arg, p.root, p.steps.first()) {
-        (Some(arg), Root::Formal(0), Some(Step::Deref)) => arg.extended(&p.steps[1..]),
-        _ => p.clone(),
+        (Some(arg), Root::Formal(0), Some(Step::Deref)) => Cow::Owned(arg.extended(&p.steps[1..])),
+        _ => Cow::Borrowed(p),
     }
 }
 
@@ -572,12 +669,7 @@ mod tests {
             ..entry(Some(Path::new(Root::Global(GlobalId(3)))))
         };
         let entries = [main, t, w, c];
-        let cx = PairContext {
-            program: &program,
-            entries: &entries,
-            type_alias: false,
-            objects: None,
-        };
+        let cx = PairContext::new(&program, &entries, false, None);
         let g = Path::new(Root::Global(GlobalId(7)));
         let own = arg_member(2);
         let (none, arg_lock, global_lock) = (

@@ -132,12 +132,7 @@ pub fn racing_pairs<'a>(
         buckets: cands.buckets.len(),
         ..Default::default()
     };
-    let cx = PairContext {
-        program: input.program,
-        entries: input.entries,
-        type_alias: input.type_alias,
-        objects,
-    };
+    let cx = PairContext::new(input.program, input.entries, input.type_alias, objects);
     let groups = &cands.groups;
     // Whole-object accesses, and the member accesses of their objects, by object.
     let wholes: Vec<u32> = (0..groups.len() as u32)
