@@ -88,6 +88,40 @@ impl<'p> PairContext<'p> {
         }
     }
 
+    /// Calls `f` on every pair of performances of `x` and `y` (among those
+    /// [`PairContext::each_pair`] visits) by one entry whose argument object holds both
+    /// accesses: walks the two performer lists (in entry order) side by side instead of
+    /// visiting every pair. Within one group every performer is another entry, so there it is
+    /// each performer with itself, which `each_pair` visits too.
+    fn each_own_pair<'a>(
+        &self,
+        x: &Group<'a>,
+        y: &Group<'a>,
+        mut f: impl FnMut(&Performer<'a>, &Performer<'a>),
+    ) {
+        let (a, b) = (x.access.path, y.access.path);
+        let (px, py) = (&x.performers, &y.performers);
+        let own = |p: &Performer<'a>, q: &Performer<'a>| {
+            let e = &self.entries[p.entry];
+            self.valid(p, q) && in_own_argument(e, a) && in_own_argument(e, b)
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < px.len() && j < py.len() {
+            let (p, q) = (px.get(i), py.get(j));
+            match p.entry.cmp(&q.entry) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    if own(&p, &q) {
+                        f(&p, &q);
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+    }
+
     /// How many pairs of performances `x` and `y` form (see [`PairContext::each_pair`]).
     fn count_pairs(
         &self,
@@ -163,14 +197,7 @@ pub(super) fn check<'a>(
     let entry_dependent = private || x.may_order || y.may_order || x.arg_locks || y.arg_locks;
     let mut kept = n;
     if private {
-        let entries = cx.entries;
-        cx.each_pair(x, y, same, |p, q| {
-            let e = &entries[p.entry];
-            if p.entry == q.entry && in_own_argument(e, a.path) && in_own_argument(e, b.path) {
-                kept -= 1;
-            }
-            true
-        });
+        cx.each_own_pair(x, y, |_, _| kept -= 1);
         stats.private_arg += n - kept;
         if kept == 0 {
             return None;
@@ -204,8 +231,8 @@ pub(super) fn check<'a>(
         stats.unlocked += kept;
         return Some(race(cx, x, &p, y, &q));
     }
-    if !private && !x.arg_locks && !y.arg_locks {
-        return ordering_only(cx, x, y, same, kept, stats);
+    if !x.arg_locks && !y.arg_locks {
+        return ordering_only(cx, x, y, same, private, kept, stats);
     }
     let mut racing = None;
     cx.each_pair(x, y, same, |p, q| {
@@ -229,24 +256,31 @@ pub(super) fn check<'a>(
     Some(race(cx, x, &p, y, &q))
 }
 
-/// The test of `n` pairs of performances whose verdict depends on the entries only through the
-/// ordering (no thread-private argument, no lock reached from the thread argument): the locks
-/// decide for every pair at once, and only a pair with an entry that orders others can be
-/// ordered ([`Orderers`]), so only those pairs are visited — on the kernel a group is performed
-/// by a thousand entries, and visiting every pair of two groups' performances took minutes.
-/// Counts and verdict are those of visiting every pair.
+/// The test of the `n` pairs of performances left after thread-private arguments (`private`:
+/// the paths may be in one entry's own argument) when the verdict depends on the entries only
+/// through the ordering (no lock reached from the thread argument): the locks decide for every
+/// pair at once, and only a pair with an entry that orders others can be ordered
+/// ([`Orderers`]), so only those pairs are visited — on the kernel a group is performed by a
+/// thousand entries, and visiting every pair of two groups' performances took minutes. Counts
+/// and verdict are those of visiting every pair.
 fn ordering_only<'a>(
     cx: &PairContext<'_>,
     x: &Group<'a>,
     y: &Group<'a>,
     same: bool,
+    private: bool,
     n: usize,
     stats: &mut PairStats,
 ) -> Option<Pair<'a>> {
     let (a, b) = (&x.access, &y.access);
+    // A pair the private arguments removed; one left after them that the ordering removes.
+    let own = |p: &Performer<'_>, q: &Performer<'_>| {
+        let e = &cx.entries[p.entry];
+        private && p.entry == q.entry && in_own_argument(e, a.path) && in_own_argument(e, b.path)
+    };
     let ordered_pair = |p: &Performer<'_>, q: &Performer<'_>| {
         let (ep, eq) = (&cx.entries[p.entry], &cx.entries[q.entry]);
-        cx.valid(p, q) && (ordered(ep, a, eq) || ordered(eq, b, ep))
+        cx.valid(p, q) && !own(p, q) && (ordered(ep, a, eq) || ordered(eq, b, ep))
     };
     let orders = |g: &Group<'_>, phase| -> Vec<bool> {
         let by = cx.orderers.in_phase(phase);
@@ -283,7 +317,7 @@ fn ordering_only<'a>(
     stats.unlocked += concurrent;
     let mut racing = None;
     cx.each_pair(x, y, same, |p, q| {
-        if ordered_pair(p, q) {
+        if own(p, q) || ordered_pair(p, q) {
             return true;
         }
         racing = Some((*p, *q));
