@@ -138,6 +138,8 @@ impl<'p> PairContext<'p> {
         }
         let both = if x.once.is_empty() || y.once.is_empty() {
             0
+        } else if x.once.len() + y.once.len() < MEMO_ONCE_FROM {
+            sorted_intersection(&x.once, &y.once)
         } else {
             let key = |l: &[usize]| l.as_ptr() as usize;
             *both_once
@@ -147,6 +149,10 @@ impl<'p> PairContext<'p> {
         n * y.performers.len() - both
     }
 }
+
+/// Two `once` lists are intersected through the memo when together at least this long: the
+/// long ones are few (the lists of entries reaching a collapsed SCC), the short ones many.
+const MEMO_ONCE_FROM: usize = 64;
 
 fn sorted_intersection(x: &[usize], y: &[usize]) -> usize {
     if std::ptr::eq(x, y) {
@@ -231,39 +237,19 @@ pub(super) fn check<'a>(
         stats.unlocked += kept;
         return Some(race(cx, x, &p, y, &q));
     }
-    if !x.arg_locks && !y.arg_locks {
-        return ordering_only(cx, x, y, same, private, kept, stats);
-    }
-    let mut racing = None;
-    cx.each_pair(x, y, same, |p, q| {
-        let (ep, eq) = (&cx.entries[p.entry], &cx.entries[q.entry]);
-        let own = p.entry == q.entry && in_own_argument(ep, a.path) && in_own_argument(ep, b.path);
-        if private && own {
-            return true;
-        }
-        if ordered(ep, a, eq) || ordered(eq, b, ep) {
-            return true;
-        }
-        stats.concurrent += 1;
-        if (a.atomic && b.atomic) || protected((ep, a), (eq, b)) {
-            return true;
-        }
-        stats.unlocked += 1;
-        racing.get_or_insert((*p, *q));
-        true
-    });
-    let (p, q) = racing?;
-    Some(race(cx, x, &p, y, &q))
+    by_entries(cx, x, y, same, private, kept, stats)
 }
 
 /// The test of the `n` pairs of performances left after thread-private arguments (`private`:
-/// the paths may be in one entry's own argument) when the verdict depends on the entries only
-/// through the ordering (no lock reached from the thread argument): the locks decide for every
-/// pair at once, and only a pair with an entry that orders others can be ordered
-/// ([`Orderers`]), so only those pairs are visited — on the kernel a group is performed by a
-/// thousand entries, and visiting every pair of two groups' performances took minutes. Counts
-/// and verdict are those of visiting every pair.
-fn ordering_only<'a>(
+/// the paths may be in one entry's own argument) when the verdict depends on the entries. It
+/// depends on them in two ways only: a pair with an entry that orders others ([`Orderers`]) may
+/// be ordered, and a performer whose known argument renames the group's locks
+/// (`Group::arg_locks`) may be protected differently. Every other pair shares one verdict, so
+/// only the pairs with such a performer are visited — on the kernel a group is performed by a
+/// thousand entries, and visiting every pair of two groups' performances took minutes. Counts,
+/// verdict and the racing pair reported (the first in [`PairContext::each_pair`]'s order) are
+/// those of visiting every pair.
+fn by_entries<'a>(
     cx: &PairContext<'_>,
     x: &Group<'a>,
     y: &Group<'a>,
@@ -273,6 +259,7 @@ fn ordering_only<'a>(
     stats: &mut PairStats,
 ) -> Option<Pair<'a>> {
     let (a, b) = (&x.access, &y.access);
+    let (px, py) = (&x.performers, &y.performers);
     // A pair the private arguments removed; one left after them that the ordering removes.
     let own = |p: &Performer<'_>, q: &Performer<'_>| {
         let e = &cx.entries[p.entry];
@@ -282,49 +269,94 @@ fn ordering_only<'a>(
         let (ep, eq) = (&cx.entries[p.entry], &cx.entries[q.entry]);
         cx.valid(p, q) && !own(p, q) && (ordered(ep, a, eq) || ordered(eq, b, ep))
     };
-    let orders = |g: &Group<'_>, phase| -> Vec<bool> {
+    let ordering = |g: &Group<'_>, phase| -> Vec<bool> {
         let by = cx.orderers.in_phase(phase);
         g.performers
             .iter()
             .map(|p| by.is_some_and(|o| o[p.entry]))
             .collect()
     };
-    let (px, py) = (&x.performers, &y.performers);
-    let (ox, oy) = (orders(x, a.phase), orders(y, b.phase));
-    let mut ordered_pairs = 0;
-    // Pairs (i, j) in `each_pair`'s range whose first performer orders, then those whose
-    // second does and first does not.
-    for i in (0..px.len()).filter(|&i| ox[i]) {
-        let from = if same { i } else { 0 };
-        let p = px.get(i);
-        ordered_pairs += (from..py.len())
-            .filter(|&j| ordered_pair(&p, &py.get(j)))
-            .count();
-    }
-    for j in (0..py.len()).filter(|&j| oy[j]) {
-        let to = if same { j } else { px.len() };
-        let q = py.get(j);
-        ordered_pairs += (0..to)
-            .filter(|&i| !ox[i] && ordered_pair(&px.get(i), &q))
-            .count();
-    }
+    let ordered_pairs = count_special_pairs(
+        (&ordering(x, a.phase), &ordering(y, b.phase)),
+        same,
+        |i, j| ordered_pair(&px.get(i), &py.get(j)),
+    );
     let concurrent = n - ordered_pairs;
     stats.concurrent += concurrent;
-    let (ep, eq) = (&cx.entries[px.get(0).entry], &cx.entries[py.get(0).entry]);
-    if concurrent == 0 || (a.atomic && b.atomic) || protected((ep, a), (eq, b)) {
+    if concurrent == 0 || (a.atomic && b.atomic) {
         return None;
     }
-    stats.unlocked += concurrent;
-    let mut racing = None;
-    cx.each_pair(x, y, same, |p, q| {
-        if own(p, q) || ordered_pair(p, q) {
-            return true;
+    // The argument a performer instantiates the group's locks with, if it may rename them.
+    let argument = |g: &Group<'_>, p: &Performer<'_>| {
+        g.arg_locks
+            .then(|| cx.entries[p.entry].arg.as_ref())
+            .flatten()
+    };
+    let renaming = |g: &Group<'a>| -> Vec<bool> {
+        g.performers
+            .iter()
+            .map(|p| argument(g, &p).is_some())
+            .collect()
+    };
+    let (rx, ry) = (renaming(x), renaming(y));
+    let concurrent_pair = |i: usize, j: usize| {
+        let (p, q) = (px.get(i), py.get(j));
+        cx.valid(&p, &q) && !own(&p, &q) && !ordered_pair(&p, &q)
+    };
+    // The pairs with a renaming performer, one by one: the concurrent ones, those unprotected,
+    // and the first of these.
+    let (mut renamed, mut unlocked, mut first) = (0, 0, None::<(usize, usize)>);
+    count_special_pairs((&rx, &ry), same, |i, j| {
+        if concurrent_pair(i, j) {
+            renamed += 1;
+            let (p, q) = (px.get(i), py.get(j));
+            if !protected_with((argument(x, &p), a), (argument(y, &q), b)) {
+                unlocked += 1;
+                first = Some(first.map_or((i, j), |f| f.min((i, j))));
+            }
         }
-        racing = Some((*p, *q));
         false
     });
-    let (p, q) = racing?;
-    Some(race(cx, x, &p, y, &q))
+    // The others share one verdict; their first racing pair is found by visiting them in
+    // order, up to the first renamed one.
+    if !protected_with((None, a), (None, b)) && concurrent > renamed {
+        unlocked += concurrent - renamed;
+        'rows: for i in (0..px.len()).filter(|&i| !rx[i]) {
+            let from = if same { i } else { 0 };
+            for j in (from..py.len()).filter(|&j| !ry[j]) {
+                if first.is_some_and(|f| f < (i, j)) {
+                    break 'rows;
+                }
+                if concurrent_pair(i, j) {
+                    first = Some((i, j));
+                    break 'rows;
+                }
+            }
+        }
+    }
+    stats.unlocked += unlocked;
+    let (i, j) = first?;
+    Some(race(cx, x, &px.get(i), y, &py.get(j)))
+}
+
+/// Calls `f(i, j)` on every pair of `each_pair`'s range (`i ≤ j` within one group) with a
+/// special performer (`special.0[i]` or `special.1[j]`), each once, and counts those it says
+/// yes to.
+fn count_special_pairs(
+    (sx, sy): (&[bool], &[bool]),
+    same: bool,
+    mut f: impl FnMut(usize, usize) -> bool,
+) -> usize {
+    let mut n = 0;
+    for i in (0..sx.len()).filter(|&i| sx[i]) {
+        let from = if same { i } else { 0 };
+        n += (from..sy.len()).filter(|&j| f(i, j)).count();
+    }
+    for j in (0..sy.len()).filter(|&j| sy[j]) {
+        let to = if same { j } else { sx.len() };
+        n += (0..to).filter(|&i| !sx[i] && f(i, j)).count();
+    }
+    n
 }
 
 /// The race between `p`'s performance of `x` and `q`'s of `y`, its sides in location order.
@@ -391,6 +423,14 @@ fn protected(
     (ea, a): (&ThreadEntry, &AccessView<'_>),
     (eb, b): (&ThreadEntry, &AccessView<'_>),
 ) -> bool {
+    protected_with((ea.arg.as_ref(), a), (eb.arg.as_ref(), b))
+}
+
+/// [`protected`], given the global objects the two threads' arguments are, if known.
+fn protected_with(
+    (ea, a): (Option<&Path>, &AccessView<'_>),
+    (eb, b): (Option<&Path>, &AccessView<'_>),
+) -> bool {
     a.locks.plus.iter().any(|la| {
         b.locks.plus.iter().any(|lb| {
             let exclusive = la.mode == LockMode::Exclusive || lb.mode == LockMode::Exclusive;
@@ -404,8 +444,8 @@ fn protected(
 
 /// A path of the entry's summary with the thread argument (`Formal(0)` dereferenced) replaced
 /// by the global object every creation passes, when there is one.
-fn instantiate<'p>(p: &'p Path, e: &ThreadEntry) -> Cow<'p, Path> {
-    match (&e.arg, p.root, p.steps.first()) {
+fn instantiate<'p>(p: &'p Path, arg: Option<&Path>) -> Cow<'p, Path> {
+    match (arg, p.root, p.steps.first()) {
         (Some(arg), Root::Formal(0), Some(Step::Deref)) => Cow::Owned(arg.extended(&p.steps[1..])),
         _ => Cow::Borrowed(p),
     }
@@ -675,7 +715,7 @@ mod tests {
     }
 
     #[test]
-    fn a_group_pair_counts_and_decides_as_its_performance_pairs_do() {
+    fn a_group_pair_counts_decides_and_reports_as_its_performance_pairs_do() {
         let program = empty_program();
         // main (run once, orders t), t (run once), w (runs twice, private argument), c (runs
         // twice, started with the global `dev` as its argument).
@@ -771,22 +811,30 @@ mod tests {
             for (j, y) in groups.iter().enumerate().skip(i) {
                 let same = i == j;
                 let mut scratch = Scratch::default();
-                let raced = check(&cx, x, y, same, &mut scratch).is_some();
+                // The entries of the race reported, in entry order.
+                let raced = check(&cx, x, y, same, &mut scratch).map(|pair| {
+                    let (p, q) = (pair.first.entry, pair.second.entry);
+                    (p.min(q), p.max(q))
+                });
                 let mut expected = PairStats::default();
-                let mut races = false;
+                let mut first = None;
                 for (k, p) in x.performers.iter().enumerate() {
                     let from = if same { k } else { 0 };
                     for q in y.performers.iter().skip(from) {
-                        races |= one_pair(
+                        let races = one_pair(
                             &cx,
                             (p.entry, &x.access),
                             (q.entry, &y.access),
                             &mut expected,
                         );
+                        if races && first.is_none() {
+                            let (p, q) = (entries[p.entry].func, entries[q.entry].func);
+                            first = Some((p.min(q), p.max(q)));
+                        }
                     }
                 }
                 assert_eq!(scratch.stats, expected, "groups {i} and {j}");
-                assert_eq!(raced, races, "groups {i} and {j}");
+                assert_eq!(raced, first, "groups {i} and {j}: the first racing pair");
                 checked += 1;
             }
         }
