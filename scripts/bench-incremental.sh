@@ -10,9 +10,9 @@
 #   (e)  relay report with another filter setting (no reanalysis)
 # Analyses run with RELAY's filters (--filter all=on); (e) switches bootup-thread off.
 # (b)'s report must be identical to (a)'s apart from stage times (checked, printed).
-# Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused (from
-# relay's stderr). SQLite: a copy of /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh)
-# is edited and analysed as a .c file (relay preprocesses it each run, so a new line moves the
+# Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused and
+# summaries loaded from the cache (from relay's stderr); then the cache's size on disk.
+# SQLite: a copy of /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh) is edited and analysed as a .c file (relay preprocesses it each run, so a new line moves the
 # line markers of everything below, as in real use). Linux: the preprocessed subset
 # (scripts/corpus-linux.sh) has no sources, so kernel/groups.i is edited in place (and always
 # restored); a new line there moves locations only up to the next line marker. The Linux
@@ -69,8 +69,9 @@ run() {
     pct=$(echo "scale=1; 100 * $secs / $A_SECS" | bc)
     units=$(sed -n 's/^front end: \([0-9]*\) unit(s) parsed, \([0-9]*\) reused.*/\1\/\2/p' "$err")
     sccs=$(sed -n 's/^summaries: \([0-9]*\) SCC(s) analysed, \([0-9]*\) reused.*/\1\/\2/p' "$err")
-    printf '%-10s %-22s %9.2f %7s%% %14s %18s\n' "$CORPUS_NAME" "$label" "$secs" "$pct" \
-        "${units:--}" "${sccs:--}"
+    loaded=$(sed -n 's/^summaries: .* (\([0-9]*\) summaries loaded)$/\1/p' "$err")
+    printf '%-10s %-22s %9.2f %7s%% %14s %18s %8s\n' "$CORPUS_NAME" "$label" "$secs" "$pct" \
+        "${units:--}" "${sccs:--}" "${loaded:--}"
 }
 
 RESTORE=()
@@ -111,6 +112,7 @@ EOF
     run "d-lock-edit" "${analyze[@]}"
     cp "$orig" "$file"
     RESTORE=()
+    printf '%-10s cache on disk: %s\n' "$CORPUS_NAME" "$(du -sh "$cache" | cut -f1)"
     if "$RELAY" report --help >/dev/null 2>&1; then
         run "e-report-filters" "$RELAY" report --cache "$cache" --filter all=on \
             --filter bootup-thread=off --format json
@@ -119,7 +121,8 @@ EOF
     fi
 }
 
-printf '%-10s %-22s %9s %8s %14s %18s\n' corpus scenario wall_s "% of a" "units p/r" "SCCs an/reused"
+printf '%-10s %-22s %9s %8s %14s %18s %8s\n' corpus scenario wall_s "% of a" "units p/r" \
+    "SCCs an/reused" loaded
 for corpus in "${@:-sqlite}"; do
     case $corpus in
     sqlite)

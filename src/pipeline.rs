@@ -13,7 +13,7 @@ use crate::pta::{FieldMode, PointsTo};
 use crate::race::saved::SavedRun;
 use crate::race::{self, FilterConfig, RaceInput, RaceStats, ThreadEntry, Warning};
 use crate::schedule;
-use crate::summary::{self, Summaries};
+use crate::summary::{self, Summaries, SummaryStore};
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -212,23 +212,7 @@ fn summarize_inner(
     let cg = CallGraph::build(program, &pta);
     drop(beat);
     let t2 = Instant::now();
-    let cache = store.and_then(|store| {
-        let options = SummaryOptions {
-            fields: options.fields,
-            signature_filter: options.signature_filter,
-            max_rounds: options.schedule.max_rounds,
-            collapse_at: options.collapse_at,
-            strict_publication: options.strict_publication,
-        };
-        let cache = SummaryCache::new(store, program, &pta, &cg, models, &options);
-        if cache.is_none() {
-            eprintln!(
-                "relay: note: the points-to classes have no canonical names (two string \
-                 literals with one text in different classes); summaries are not cached"
-            );
-        }
-        cache
-    });
+    let cache = store.and_then(|store| summary_cache(store, program, &pta, &cg, models, options));
     let saved = cache
         .as_ref()
         .zip(store)
@@ -250,6 +234,7 @@ fn summarize_inner(
             cache: Some(SummaryCacheStats {
                 reused: sccs,
                 stored: 0,
+                loaded: 0,
                 unportable: 0,
                 program: program_key,
             }),
@@ -275,30 +260,124 @@ fn summarize_inner(
             ))
         }
     };
-    let sums = summary::compute_with_store(
+    let run = SummaryRun {
         program,
-        &pta,
-        &cg,
+        pta: &pta,
+        cg: &cg,
         models,
-        &options.schedule,
-        summary::Setup {
-            store: cache.as_ref().map(|c| c as &dyn summary::SummaryStore),
-            keep,
-            collapse_at: options.collapse_at,
-            strict_publication: options.strict_publication,
-        },
-    );
-    let t3 = Instant::now();
-    let times = StageTimes::new(t0, t1, t2, t3);
-    let cache = cache.map(|c| c.stats());
+        options,
+        keep,
+    };
+    let (summaries, findings, cache) = match cache {
+        Some(cache) => run.cached(cache, store, findings),
+        None => (run.compute(None), None, None),
+    };
+    let times = StageTimes::new(t0, t1, t2, Instant::now());
     Summarized {
         pta,
         cg,
-        summaries: sums,
+        summaries,
         times,
-        findings: None,
+        findings,
         families,
         cache,
+    }
+}
+
+/// The summaries cache of a run, or `None` (with a note) when the points-to classes have no
+/// canonical names.
+fn summary_cache<'a>(
+    store: &'a Store,
+    program: &'a Program,
+    pta: &'a PointsTo,
+    cg: &'a CallGraph,
+    models: &Models,
+    options: &Options,
+) -> Option<SummaryCache<'a>> {
+    let summary_options = SummaryOptions {
+        fields: options.fields,
+        signature_filter: options.signature_filter,
+        max_rounds: options.schedule.max_rounds,
+        collapse_at: options.collapse_at,
+        strict_publication: options.strict_publication,
+    };
+    let cache = SummaryCache::new(store, program, pta, cg, models, &summary_options);
+    if cache.is_none() {
+        eprintln!(
+            "relay: note: the points-to classes have no canonical names (two string \
+             literals with one text in different classes); summaries are not cached"
+        );
+    }
+    cache
+}
+
+/// The summaries stage of one run.
+struct SummaryRun<'a> {
+    program: &'a Program,
+    pta: &'a PointsTo,
+    cg: &'a CallGraph,
+    models: &'a Models,
+    options: &'a Options,
+    /// [`summary::Setup::keep`].
+    keep: Option<Vec<bool>>,
+}
+
+impl SummaryRun<'_> {
+    fn compute(&self, store: Option<&dyn summary::SummaryStore>) -> Summaries {
+        summary::compute_with_store(
+            self.program,
+            self.pta,
+            self.cg,
+            self.models,
+            &self.options.schedule,
+            summary::Setup {
+                store,
+                keep: self.keep.clone(),
+                collapse_at: self.options.collapse_at,
+                strict_publication: self.options.strict_publication,
+            },
+        )
+    }
+
+    /// The summaries through the cache: stored SCCs are reused without loading their
+    /// summaries; then either the findings saved for exactly this analysis are found
+    /// (`findings`: the race stage is next) and no summary is loaded, or the kept summaries
+    /// still stored are loaded. A summary the cache lost (a corrupt or deleted entry) makes the
+    /// run repeat — the lost SCCs' entries are gone by then, so they are analysed again —; a
+    /// third attempt goes without the cache.
+    fn cached(
+        &self,
+        first: SummaryCache<'_>,
+        store: Option<&Store>,
+        findings: bool,
+    ) -> (Summaries, Option<SavedRun>, Option<SummaryCacheStats>) {
+        let mut cache = Some(first);
+        for _ in 0..2 {
+            let Some(c) = cache.take() else { break };
+            let mut sums = self.compute(Some(&c));
+            let stats = c.stats();
+            if c.lost() == 0 && findings {
+                let key = findings_key(&stats.program, self.options);
+                if let Some(run) = store.and_then(|s| SavedRun::find(s, &key)) {
+                    return (sums, Some(run), Some(stats));
+                }
+            }
+            sums.load_stored(&c);
+            if c.lost() == 0 {
+                return (sums, None, Some(c.stats()));
+            }
+            cache = store.and_then(|s| {
+                summary_cache(
+                    s,
+                    self.program,
+                    self.pta,
+                    self.cg,
+                    self.models,
+                    self.options,
+                )
+            });
+        }
+        (self.compute(None), None, None)
     }
 }
 

@@ -16,7 +16,7 @@ use relay::ir::names::Names;
 use relay::ir::FuncId;
 use relay::link::{Linker, Program};
 use relay::models::Models;
-use relay::pipeline::{self, Options};
+use relay::pipeline::{self, KeepSummaries, Options};
 use relay::summary::Summaries;
 
 /// Lowers and links a file, with `shift` unrelated names interned first: name ids then differ
@@ -186,30 +186,65 @@ fn corrupt_summary_entries_are_recomputed() {
     std::fs::write(dir.path().join("prog.c"), PROGRAM).unwrap();
     let p = program(&dir.path().join("prog.c"), 0);
     let stored = summaries_and_cache(&p, Some(&store)).1.unwrap().stored;
-    let mut corrupted = 0;
-    for e in walk(&cache.path().join("summary")) {
-        let mut bytes = std::fs::read(&e).unwrap();
+    // Summaries are stored by content: identical ones once.
+    let blobs = walk(&cache.path().join("summary"));
+    assert!(!blobs.is_empty() && blobs.len() <= stored);
+    for e in &blobs {
+        let mut bytes = std::fs::read(e).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 0xff;
-        std::fs::write(&e, bytes).unwrap();
-        corrupted += 1;
+        std::fs::write(e, bytes).unwrap();
     }
-    assert_eq!(corrupted, stored);
+    // The SCCs are found stored, their summaries cannot be loaded: the run repeats without
+    // their entries, and what it returns is what a fresh run computes (`run_edit`).
     let store = Store::open(cache.path()).unwrap();
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
     assert_eq!(s.schedule.stats.sccs_reused, 0);
-    assert_eq!(store.corrupt_entries(), stored);
+    assert_eq!(store.corrupt_entries(), blobs.len());
     // Recomputed and stored again: the next run reuses everything.
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
     assert_eq!(analysed(&s), 0);
-    // Lost content-hash entries are written again by a run that loads the summaries.
+    // Without its SCC entries (the index of the summaries) the cache has nothing to reuse.
     let meta = cache.path().join("summary-meta");
     let n = walk(&meta).len();
     assert_eq!(n, stored);
     std::fs::remove_dir_all(&meta).unwrap();
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
-    assert_eq!(analysed(&s), 0);
+    assert_eq!(analysed(&s), s.schedule.stats.sccs_analyzed);
     assert_eq!(walk(&meta).len(), n);
+}
+
+#[test]
+fn a_rerun_loads_only_the_summaries_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let file = dir.path().join("prog.c");
+    let run = |text: &str, keep: KeepSummaries| {
+        std::fs::write(&file, text).unwrap();
+        let p = program(&file, 0);
+        let options = Options {
+            keep,
+            ..Options::default()
+        };
+        let s = pipeline::summarize_cached(&p, &Models::builtin(), &options, Some(&store));
+        (p, s.summaries, s.cache.unwrap())
+    };
+    let (p, cold, _) = run(PROGRAM, KeepSummaries::All);
+    let with_summary = (0..p.functions.len())
+        .filter(|&i| cold.get(FuncId(i as u32)).is_some())
+        .count();
+    // Nothing kept, `mid` edited: it is analysed again and reads `leaf`'s summary; every other
+    // SCC is reused without loading anything.
+    let edited = PROGRAM.replace("leaf(); }", "leaf(); (void)0; }");
+    let (_, s, c) = run(&edited, KeepSummaries::Functions(Vec::new()));
+    assert_eq!(analysed(&s), 1);
+    assert_eq!(c.loaded, 1, "leaf's summary only");
+    // Everything kept: every stored summary is loaded at the end, and equals a fresh one.
+    let (p, s, c) = run(&edited, KeepSummaries::All);
+    assert_eq!(analysed(&s), 0);
+    assert_eq!(c.loaded, with_summary);
+    assert_same(&p, &s, &summaries(&p, None), "all loaded");
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

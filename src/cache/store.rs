@@ -299,7 +299,17 @@ impl Store {
     /// Like [`Store::put_value`], but a failure is only a warning (once per process): a cache
     /// that cannot be written must not fail the run.
     pub fn put_value_or_warn<T: Serialize + ?Sized>(&self, kind: &str, key: &Key, value: &T) {
-        if let Err(e) = self.put_value(kind, key, value) {
+        let written = encode(value).and_then(|bytes| self.put(kind, key, &bytes));
+        self.warn_unwritten(written);
+    }
+
+    /// Like [`Store::put`], but a failure is only a warning (see [`Store::put_value_or_warn`]).
+    pub fn put_or_warn(&self, kind: &str, key: &Key, payload: &[u8]) {
+        self.warn_unwritten(self.put(kind, key, payload));
+    }
+
+    fn warn_unwritten(&self, written: Result<()>) {
+        if let Err(e) = written {
             if !self.write_warned.swap(true, Ordering::Relaxed) {
                 eprintln!("relay: warning: {e:#}; continuing without caching");
             }

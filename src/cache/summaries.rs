@@ -1,4 +1,4 @@
-//! The summaries cache: one entry per call-graph SCC, keyed by everything its summaries depend
+//! The summaries cache: per call-graph SCC, an entry keyed by everything its summaries depend
 //! on (RELAY's modularity: a function's summary depends only on its own body and its callees'
 //! summaries):
 //!
@@ -8,12 +8,16 @@
 //! context  = H(relay version and build, options, models, layout, points-to fingerprint)
 //! ```
 //!
-//! (see [`super::fingerprint`]). The *content hash* of a summary is the hash of its stored form,
-//! so when a re-analysed function's summary comes out identical, its callers' keys do not change
-//! and they are reused (early cut-off). Summaries are stored in a portable form: interned names
-//! become indices into the entry's own sorted name list, points-to classes become canonical
+//! (see [`super::fingerprint`]). The SCC's entry (kind `summary-meta`) is small: per function,
+//! the *content hash* of its summary's stored form and the [`SummaryFacts`] the statistics
+//! need. The summaries themselves are entries of kind `summary` keyed by their content hash
+//! (identical ones stored once). So a stored SCC is reused without reading any summary — a
+//! summary is loaded only when a re-analysed caller or the race stage reads it — and when a
+//! re-analysed function's summary comes out identical, its callers' keys do not change and
+//! they are reused (early cut-off). Summaries are stored in a portable form: interned names
+//! become indices into the summary's own sorted name list, points-to classes become canonical
 //! ranks ([`ClassTable`]); function, global, record and file ids are stored as they are (the
-//! layout is in the key).
+//! layout is in the key), locations relative to their function's.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -23,17 +27,30 @@ use serde::{Deserialize, Serialize};
 
 use super::fingerprint::{self, ClassTable};
 use super::{store, Corruption, Key, KeyBuilder, Store};
-use crate::callgraph::{CallGraph, Scc};
+use crate::callgraph::{CallGraph, Scc, SccId};
 use crate::ir::{FuncId, Loc, Name};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
 use crate::summary::remap::IdMap;
-use crate::summary::{Summary, SummaryStore};
+use crate::summary::{Summary, SummaryFacts, SummaryStore};
 
+/// Summaries in portable form, keyed by their content hash.
 const KIND: &str = "summary";
-/// Per SCC key, the content hashes of its summaries (small: read without loading summaries).
+/// Per SCC key, its functions' [`StoredFunction`]s (small: read without loading summaries).
 const META: &str = "summary-meta";
+
+/// A summary in its stored form, with its facts.
+type Encoded = (Vec<u8>, SummaryFacts);
+
+/// What an SCC's entry holds for one of its functions.
+#[derive(Serialize, Deserialize)]
+struct StoredFunction {
+    /// The content hash of its summary (the key of its `summary` entry), or of "no summary".
+    content: [u8; 32],
+    /// `None`: it has no summary.
+    facts: Option<SummaryFacts>,
+}
 
 /// A summary with names and classes made portable.
 #[derive(Serialize, Deserialize)]
@@ -52,17 +69,13 @@ const RELATIVE: u32 = u32::MAX;
 /// Marks a portable class id as an index into [`Portable::private`].
 const PRIVATE: u32 = 1 << 31;
 
-/// One SCC's entry: per function (in the SCC's order), its portable summary, encoded.
-type Entry = Vec<Option<Vec<u8>>>;
-
-/// An entry decoded: per function, its summary and the content hash of its stored form.
-type Loaded = Vec<(Option<Summary>, Key)>;
-
 /// Counters of one run, and the key of its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SummaryCacheStats {
     pub reused: usize,
     pub stored: usize,
+    /// Summaries read from the cache (of reused SCCs, those something read).
+    pub loaded: usize,
     /// SCCs whose summaries could not be stored (an id without a portable form).
     pub unportable: usize,
     /// A hash of the analysis context, the call graph and every summary: later stages key
@@ -82,8 +95,12 @@ pub struct SummaryCache<'a> {
     bodies: Vec<Option<Key>>,
     /// Per function: the content hash of its final summary, once its SCC is done.
     content: Vec<OnceLock<Key>>,
+    /// Per SCC: its key, once reused (a lost summary invalidates its SCC's entry).
+    reused_keys: Vec<OnceLock<Key>>,
     reused: AtomicUsize,
     stored: AtomicUsize,
+    loaded: AtomicUsize,
+    lost: AtomicUsize,
     unportable: AtomicUsize,
 }
 
@@ -129,8 +146,11 @@ impl<'a> SummaryCache<'a> {
             content: (0..program.functions.len())
                 .map(|_| OnceLock::new())
                 .collect(),
+            reused_keys: (0..cg.sccs.len()).map(|_| OnceLock::new()).collect(),
             reused: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
+            loaded: AtomicUsize::new(0),
+            lost: AtomicUsize::new(0),
             unportable: AtomicUsize::new(0),
         })
     }
@@ -140,6 +160,7 @@ impl<'a> SummaryCache<'a> {
         SummaryCacheStats {
             reused: self.reused.load(Ordering::Relaxed),
             stored: self.stored.load(Ordering::Relaxed),
+            loaded: self.loaded.load(Ordering::Relaxed),
             unportable: self.unportable.load(Ordering::Relaxed),
             program: self.program_key(&|f| self.content[f.index()].get().copied()),
         }
@@ -216,17 +237,12 @@ impl<'a> SummaryCache<'a> {
                 continue;
             }
             let key = self.key_with(scc, &|g| content[g.index()]);
-            let hashes: Vec<Key> = self
-                .store
-                .get_value::<Vec<[u8; 32]>>(META, &key)?
-                .into_iter()
-                .map(Key)
-                .collect();
-            if hashes.len() != scc.functions.len() {
+            let stored = self.store.get_value::<Vec<StoredFunction>>(META, &key)?;
+            if stored.len() != scc.functions.len() {
                 return None;
             }
-            for (f, h) in scc.functions.iter().zip(hashes) {
-                content[f.index()] = Some(h);
+            for (f, s) in scc.functions.iter().zip(stored) {
+                content[f.index()] = Some(Key(s.content));
             }
         }
         Some(self.program_key(&|f| content[f.index()]))
@@ -344,23 +360,18 @@ impl<'a> SummaryCache<'a> {
         Ok(s)
     }
 
-    fn load(&self, scc: &Scc, key: &Key) -> Result<Option<Loaded>, Corruption> {
-        let Some(bytes) = self.store.read(KIND, key)? else {
-            return Ok(None);
-        };
-        let entry: Entry = store::decode(&bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
-        if entry.len() != scc.functions.len() {
-            return Ok(None);
+    /// A summary of a reused SCC could not be loaded: its SCC's entry goes too, so the run
+    /// that repeats this one analyses the SCC again.
+    fn lose(&self, f: FuncId) {
+        self.lost.fetch_add(1, Ordering::Relaxed);
+        let key = self
+            .cg
+            .scc_of
+            .get(f.index())
+            .and_then(|s| self.reused_keys[s.index()].get());
+        if let Some(key) = key {
+            let _ = std::fs::remove_file(self.store.entry_path(META, key));
         }
-        entry
-            .iter()
-            .zip(&scc.functions)
-            .map(|(blob, &f)| match blob {
-                Some(b) => Ok((Some(self.decode(f, b)?), content_key(b))),
-                None => Ok((None, none_key(key))),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
     }
 }
 
@@ -375,66 +386,104 @@ fn none_key(scc: &Key) -> Key {
 }
 
 impl SummaryStore for SummaryCache<'_> {
-    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>> {
+    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<SummaryFacts>>> {
         let key = self.key(scc);
-        let loaded = match self.load(scc, &key) {
-            Ok(Some(l)) if l.len() == scc.functions.len() => l,
-            Ok(_) => return None,
-            Err(c) => {
-                self.store.invalidate(KIND, &key, &c);
-                return None;
-            }
-        };
-        let mut out = Vec::with_capacity(loaded.len());
-        let mut hashes = Vec::with_capacity(loaded.len());
-        for (&f, (s, content)) in scc.functions.iter().zip(loaded) {
-            let _ = self.content[f.index()].set(content);
-            hashes.push(content.0);
-            out.push(s);
+        let stored = self.store.get_value::<Vec<StoredFunction>>(META, &key)?;
+        if stored.len() != scc.functions.len() {
+            return None;
         }
-        // A meta entry lost (deleted as corrupt, or never written by an interrupted run) is
-        // written again, so the next run can skip loading.
-        if !self.store.entry_path(META, &key).exists() {
-            self.store.put_value_or_warn(META, &key, &hashes);
+        // Checked now, not read: a summary lost after this costs a repeated run (`lost`).
+        let present = |s: &StoredFunction| {
+            s.facts.is_none() || self.store.entry_path(KIND, &Key(s.content)).exists()
+        };
+        if !stored.iter().all(present) {
+            return None;
+        }
+        if let Some(&f) = scc.functions.first() {
+            let id: Option<SccId> = self.cg.scc_of.get(f.index()).copied();
+            if let Some(id) = id {
+                let _ = self.reused_keys[id.index()].set(key);
+            }
+        }
+        let mut facts = Vec::with_capacity(stored.len());
+        for (&f, s) in scc.functions.iter().zip(stored) {
+            let _ = self.content[f.index()].set(Key(s.content));
+            facts.push(s.facts);
         }
         self.reused.fetch_add(1, Ordering::Relaxed);
-        Some(out)
+        Some(facts)
+    }
+
+    fn load(&self, f: FuncId) -> Option<Summary> {
+        let Some(content) = self.content.get(f.index()).and_then(OnceLock::get) else {
+            self.lose(f);
+            return None;
+        };
+        let decoded = match self.store.read(KIND, content) {
+            Ok(Some(bytes)) => self.decode(f, &bytes),
+            Ok(None) => Err(Corruption::Unreadable("the entry is missing".into())),
+            Err(c) => Err(c),
+        };
+        match decoded {
+            Ok(s) => {
+                self.loaded.fetch_add(1, Ordering::Relaxed);
+                Some(s)
+            }
+            Err(c) => {
+                self.store.invalidate(KIND, content, &c);
+                self.lose(f);
+                None
+            }
+        }
+    }
+
+    fn lost(&self) -> usize {
+        self.lost.load(Ordering::Relaxed)
     }
 
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
         let key = self.key(scc);
-        let entry: Option<Entry> = summaries
+        let encoded: Option<Vec<Option<Encoded>>> = summaries
             .iter()
             .zip(&scc.functions)
             .map(|(s, &f)| match s {
-                Some(s) => self.encode(f, s).map(Some),
+                Some(s) => Some(Some((self.encode(f, s)?, SummaryFacts::of(s)))),
                 None => Some(None),
             })
             .collect();
-        match &entry {
-            Some(entry) => {
-                let mut hashes = Vec::with_capacity(entry.len());
-                for (&f, blob) in scc.functions.iter().zip(entry) {
-                    let c = blob.as_deref().map_or_else(|| none_key(&key), content_key);
-                    let _ = self.content[f.index()].set(c);
-                    hashes.push(c.0);
-                }
-                self.store.put_value_or_warn(KIND, &key, entry);
-                self.store.put_value_or_warn(META, &key, &hashes);
-                self.stored.fetch_add(1, Ordering::Relaxed);
+        let Some(encoded) = encoded else {
+            // Deterministic in the key: callers may still be cached.
+            for &f in &scc.functions {
+                let c = KeyBuilder::new("unportable")
+                    .key(&key)
+                    .u64(f.0.into())
+                    .finish();
+                let _ = self.content[f.index()].set(c);
             }
-            None => {
-                // Deterministic in the key: callers may still be cached.
-                for &f in &scc.functions {
-                    let c = KeyBuilder::new("unportable")
-                        .key(&key)
-                        .u64(f.0.into())
-                        .finish();
-                    let _ = self.content[f.index()].set(c);
+            self.unportable.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        let mut entry = Vec::with_capacity(encoded.len());
+        for (&f, e) in scc.functions.iter().zip(encoded) {
+            let (content, facts) = match e {
+                Some((blob, facts)) => {
+                    let c = content_key(&blob);
+                    // Content-addressed: an entry already there holds these very bytes.
+                    if !self.store.entry_path(KIND, &c).exists() {
+                        self.store.put_or_warn(KIND, &c, &blob);
+                    }
+                    (c, Some(facts))
                 }
-                self.unportable.fetch_add(1, Ordering::Relaxed);
-            }
+                None => (none_key(&key), None),
+            };
+            let _ = self.content[f.index()].set(content);
+            entry.push(StoredFunction {
+                content: content.0,
+                facts,
+            });
         }
+        self.store.put_value_or_warn(META, &key, &entry);
+        self.stored.fetch_add(1, Ordering::Relaxed);
     }
 }
 

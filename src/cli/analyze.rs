@@ -239,18 +239,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 .sum(),
         },
     };
-    // With every summary from the cache and the same entries, the findings are the ones saved
-    // by the run that computed them: no need to pair accesses again.
+    // With every summary's content unchanged and the same entries, the pipeline found the
+    // findings saved by the run that computed them: no need to pair accesses again.
     let run_key = store
         .as_ref()
         .zip(analysis.summaries_cache.as_ref())
         .map(|(_, c)| pipeline::findings_key(&c.program, &options));
-    let reused = analysis.findings.take().or_else(|| {
-        store
-            .as_ref()
-            .zip(run_key.as_ref())
-            .and_then(|(s, k)| SavedRun::find(s, k))
-    });
+    let reused = analysis.findings.take();
     let reused_findings = reused.is_some();
     let mut run = match reused {
         Some(mut run) => {
@@ -304,7 +299,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 "front end: {} unit(s) parsed, {} reused from the cache",
                 totals.units_parsed, totals.units_reused
             )?;
-            super::report_summary_cache(&mut err, &analysis.summaries)?;
+            super::report_summary_cache(
+                &mut err,
+                &analysis.summaries,
+                analysis.summaries_cache.as_ref(),
+            )?;
             if reused_findings {
                 writeln!(
                     err,

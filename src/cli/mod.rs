@@ -214,12 +214,17 @@ pub fn report_failed_sccs(program: &Program, sums: &crate::summary::Summaries) {
 pub fn report_summary_cache(
     out: &mut impl std::io::Write,
     sums: &crate::summary::Summaries,
+    cache: Option<&crate::cache::summaries::SummaryCacheStats>,
 ) -> std::io::Result<()> {
     let st = &sums.schedule.stats;
-    writeln!(
+    write!(
         out,
         "summaries: {} SCC(s) analysed, {} reused from the cache",
         st.sccs_analyzed - st.sccs_reused,
         st.sccs_reused
-    )
+    )?;
+    match cache {
+        Some(c) => writeln!(out, " ({} summaries loaded)", c.loaded),
+        None => writeln!(out),
+    }
 }

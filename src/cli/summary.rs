@@ -142,11 +142,12 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
     let pipeline::Summarized {
         summaries: sums,
         times,
+        cache,
         ..
     } = pool.install(|| pipeline::summarize_cached(&program, &models, &options, store.as_ref()));
     super::report_failed_sccs(&program, &sums);
     if store.is_some() {
-        super::report_summary_cache(&mut std::io::stderr().lock(), &sums)?;
+        super::report_summary_cache(&mut std::io::stderr().lock(), &sums, cache.as_ref())?;
     }
     let timings = Timings {
         frontend_seconds: (t1 - t0).as_secs_f64(),

@@ -37,19 +37,24 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         analyze_calls: 0,
         reused: false,
     };
-    if let Some(sums) = analysis.reuse(scc).filter(|s| s.len() == funcs.len()) {
-        let sums: Vec<Option<Arc<A::Summary>>> =
-            sums.into_iter().map(|s| s.map(Arc::new)).collect();
-        publish(analysis, scc, done, sums, true);
+    if let Some(has) = analysis.stored(scc).filter(|h| h.len() == funcs.len()) {
+        for (&f, has) in funcs.iter().zip(has) {
+            match has {
+                true => done.set_stored(f),
+                false => done.set(f, None),
+            }
+        }
         run.reused = true;
         return run;
     }
+    let load = |f: FuncId| analysis.load(f);
     let analyze_at = |pos: usize, local: &[Option<Arc<A::Summary>>]| {
         let lookup = Lookup {
             cg,
             scc: id,
             local,
             done,
+            load: &load,
         };
         analysis.analyze(funcs[pos], &lookup)
     };
@@ -107,23 +112,13 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         run.rounds = count.iter().copied().max().unwrap_or(0);
     }
     analysis.complete(scc, &mut local);
-    publish(analysis, scc, done, local, false);
-    run
-}
-
-/// Hands an SCC's summaries to the analysis, then makes them visible to callers.
-fn publish<A: SccAnalysis>(
-    analysis: &A,
-    scc: &crate::callgraph::Scc,
-    done: &Published<A::Summary>,
-    sums: Vec<Option<Arc<A::Summary>>>,
-    reused: bool,
-) {
-    let refs: Vec<Option<&A::Summary>> = sums.iter().map(Option::as_deref).collect();
-    analysis.finished(scc, &refs, reused);
-    for (&f, s) in scc.functions.iter().zip(sums) {
+    // Handed to the analysis, then made visible to callers.
+    let refs: Vec<Option<&A::Summary>> = local.iter().map(Option::as_deref).collect();
+    analysis.finished(scc, &refs);
+    for (&f, s) in funcs.iter().zip(local) {
         done.set(f, s);
     }
+    run
 }
 
 /// A recursive SCC's internal call edges, by position in its (sorted) function list.

@@ -21,9 +21,12 @@
 //!   analysed, bounded by [`Options::max_rounds`] ([`DEFAULT_MAX_ROUNDS`]): a function
 //!   that would be analysed once more keeps its latest summary instead, and the SCC is counted
 //!   in [`ScheduleStats::nonconverged`]. The analysis must be monotone for the fixpoint to exist.
-//! - **Reuse.** Before analysing an SCC the scheduler asks [`SccAnalysis::reuse`] for its
-//!   summaries (the summaries cache answers when the SCC's key is stored); every done SCC,
-//!   analysed or reused, is handed to [`SccAnalysis::finished`] before its callers are released.
+//! - **Reuse.** Before analysing an SCC the scheduler asks [`SccAnalysis::stored`] whether its
+//!   summaries are stored elsewhere (the summaries cache answers when the SCC's key is stored).
+//!   A stored SCC is done at once and its summaries stay where they are: one is loaded
+//!   ([`SccAnalysis::load`]) only when a caller being analysed reads it, and those still stored
+//!   at the end that the analysis keeps are listed in [`Schedule::stored`]. Every analysed SCC
+//!   is handed to [`SccAnalysis::finished`] before its callers are released.
 //! - **Memory.** Once every SCC calling an SCC is done, nothing can read its summaries any more:
 //!   those of functions the analysis does not [`SccAnalysis::keep`] are dropped then (counted in
 //!   [`ScheduleStats::dropped`]), so a run holds the summaries of its frontier, not of the whole
@@ -83,17 +86,27 @@ pub trait SccAnalysis: Sync {
         let _ = (scc, summaries);
     }
 
-    /// The summaries of `scc` (parallel to its functions) from elsewhere — a cache — instead
-    /// of analysing it. Called when every callee SCC is done. By default nothing is reused.
-    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Self::Summary>>> {
+    /// Whether the summaries of `scc` are stored elsewhere — a cache — so that it need not be
+    /// analysed: then, parallel to its functions, which of them have a summary (each loaded
+    /// with [`SccAnalysis::load`] only if read). Called when every callee SCC is done. By
+    /// default nothing is stored.
+    fn stored(&self, scc: &Scc) -> Option<Vec<bool>> {
         let _ = scc;
         None
     }
 
-    /// Called with the summaries of every done SCC before its callers can start; `reused`
-    /// when they came from [`SccAnalysis::reuse`]. A cache stores analysed ones here.
-    fn finished(&self, scc: &Scc, summaries: &[Option<&Self::Summary>], reused: bool) {
-        let _ = (scc, summaries, reused);
+    /// The stored summary of `f`, a function with a summary in an SCC that was
+    /// [`SccAnalysis::stored`]; `None` if the store lost it (the analysis notices: what was
+    /// computed from the missing summary must be computed again).
+    fn load(&self, f: FuncId) -> Option<Self::Summary> {
+        let _ = f;
+        None
+    }
+
+    /// Called with the summaries of every analysed SCC before its callers can start. A cache
+    /// stores them here.
+    fn finished(&self, scc: &Scc, summaries: &[Option<&Self::Summary>]) {
+        let _ = (scc, summaries);
     }
 
     /// Whether `f`'s summary must be in [`Schedule::summaries`] at the end. The others are
@@ -104,31 +117,58 @@ pub trait SccAnalysis: Sync {
     }
 }
 
+/// Where a done function's summary is.
+enum Slot<S> {
+    /// It has none, or nothing will read it any more.
+    Absent,
+    Ready(Arc<S>),
+    /// In the analysis's store ([`SccAnalysis::stored`]), not loaded yet.
+    Stored,
+}
+
 /// The summaries of done SCCs, by `FuncId`: published once, when the SCC is done; taken away
 /// when nothing can read them any more (see the module documentation, Memory).
-pub(super) struct Published<S>(Vec<RwLock<Option<Arc<S>>>>);
+pub(super) struct Published<S>(Vec<RwLock<Slot<S>>>);
 
 impl<S> Published<S> {
     fn new(len: usize) -> Self {
-        Published((0..len).map(|_| RwLock::new(None)).collect())
+        Published((0..len).map(|_| RwLock::new(Slot::Absent)).collect())
     }
 
-    fn get(&self, f: FuncId) -> Option<Arc<S>> {
-        self.0[f.index()]
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    /// `f`'s summary, loaded with `load` the first time it is read if it is still stored.
+    fn get(&self, f: FuncId, load: impl FnOnce(FuncId) -> Option<S>) -> Option<Arc<S>> {
+        let slot = &self.0[f.index()];
+        match &*slot.read().unwrap_or_else(|e| e.into_inner()) {
+            Slot::Absent => return None,
+            Slot::Ready(s) => return Some(s.clone()),
+            Slot::Stored => {}
+        }
+        let mut slot = slot.write().unwrap_or_else(|e| e.into_inner());
+        if let Slot::Stored = *slot {
+            *slot = load(f).map_or(Slot::Absent, |s| Slot::Ready(Arc::new(s)));
+        }
+        match &*slot {
+            Slot::Ready(s) => Some(s.clone()),
+            _ => None,
+        }
     }
 
     pub(super) fn set(&self, f: FuncId, s: Option<Arc<S>>) {
-        *self.0[f.index()].write().unwrap_or_else(|e| e.into_inner()) = s;
+        self.put(f, s.map_or(Slot::Absent, Slot::Ready));
     }
 
-    fn take(&self, f: FuncId) -> Option<Arc<S>> {
-        self.0[f.index()]
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+    pub(super) fn set_stored(&self, f: FuncId) {
+        self.put(f, Slot::Stored);
+    }
+
+    fn put(&self, f: FuncId, slot: Slot<S>) {
+        *self.0[f.index()].write().unwrap_or_else(|e| e.into_inner()) = slot;
+    }
+
+    /// Drops `f`'s summary, loaded or stored; whether it had one.
+    fn take(&self, f: FuncId) -> bool {
+        let mut slot = self.0[f.index()].write().unwrap_or_else(|e| e.into_inner());
+        !matches!(std::mem::replace(&mut *slot, Slot::Absent), Slot::Absent)
     }
 }
 
@@ -141,6 +181,8 @@ pub struct Lookup<'a, S> {
     /// The current SCC's summaries, parallel to its `functions`.
     local: &'a [Option<Arc<S>>],
     done: &'a Published<S>,
+    /// Loads a stored summary ([`SccAnalysis::load`]).
+    load: &'a (dyn Fn(FuncId) -> Option<S> + Sync),
 }
 
 impl<S> Lookup<'_, S> {
@@ -151,7 +193,7 @@ impl<S> Lookup<'_, S> {
             let pos = scc.functions.binary_search(&f).ok()?;
             self.local[pos].clone()
         } else if scc.callees.binary_search(&s).is_ok() {
-            self.done.get(f)
+            self.done.get(f, self.load)
         } else {
             None
         }
@@ -211,8 +253,12 @@ pub struct ScheduleStats {
 }
 
 pub struct Schedule<S> {
-    /// By `FuncId`; `None` for body-less functions and the functions of failed SCCs.
+    /// By `FuncId`; `None` for body-less functions, the functions of failed SCCs and those
+    /// in [`Schedule::stored`].
     pub summaries: Vec<Option<S>>,
+    /// Sorted: the functions kept ([`SccAnalysis::keep`]) whose summaries nothing read, so
+    /// they are still only in the analysis's store ([`SccAnalysis::stored`]).
+    pub stored: Vec<FuncId>,
     /// Sorted by SCC id.
     pub failed: Vec<SccFailure>,
     pub stats: ScheduleStats,
@@ -304,7 +350,7 @@ pub fn run_with<A: SccAnalysis>(
             progress.done(done.scc, failed.len());
             for c in dag.done(done.scc) {
                 for &f in &cg.scc(c).functions {
-                    if !analysis.keep(f) && done_summaries.take(f).is_some() {
+                    if !analysis.keep(f) && done_summaries.take(f) {
                         stats.dropped += 1;
                     }
                 }
@@ -315,15 +361,25 @@ pub fn run_with<A: SccAnalysis>(
 
     failed.sort_by_key(|f: &SccFailure| f.scc);
     stats.failed = failed.len();
+    let mut stored = Vec::new();
+    let summaries = done_summaries
+        .0
+        .into_iter()
+        .enumerate()
+        .map(
+            |(i, slot)| match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Slot::Absent => None,
+                Slot::Ready(s) => Some(Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone())),
+                Slot::Stored => {
+                    stored.push(FuncId(i as u32));
+                    None
+                }
+            },
+        )
+        .collect();
     Schedule {
-        summaries: done_summaries
-            .0
-            .into_iter()
-            .map(|s| {
-                let s = s.into_inner().unwrap_or_else(|e| e.into_inner())?;
-                Some(Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone()))
-            })
-            .collect(),
+        summaries,
+        stored,
         failed,
         stats,
         elapsed: start.elapsed(),

@@ -4,7 +4,7 @@
 
 use std::mem::size_of;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::access::{GuardedAccess, Witness};
 use super::intern::Internable;
@@ -13,7 +13,7 @@ use super::path::{Path, Step};
 use super::Summary;
 
 /// Bytes held by summaries, by component.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SummaryBytes {
     /// The guarded-access records themselves.
     pub accesses: u64,

@@ -129,12 +129,45 @@ impl Summary {
 }
 
 /// Somewhere summaries of earlier runs are kept (the summaries cache, [`crate::cache::summaries`]):
-/// the scheduler asks it before analysing an SCC and gives it every SCC it analysed.
+/// the scheduler asks it before analysing an SCC and gives it every SCC it analysed. Stored
+/// summaries are loaded one by one, only when read.
 pub trait SummaryStore: Sync {
-    /// The summaries of `scc`, parallel to its functions, if stored under its current key.
-    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>>;
+    /// If `scc` is stored under its current key: parallel to its functions, the facts of
+    /// each one's summary (`None`: it has none).
+    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<SummaryFacts>>>;
+    /// The summary of `f`, whose SCC [`SummaryStore::reuse`] found; `None` if the store lost
+    /// it ([`SummaryStore::lost`] counts it).
+    fn load(&self, f: FuncId) -> Option<Summary>;
+    /// How many summaries found stored could not be loaded: a run that read none of them
+    /// must be repeated.
+    fn lost(&self) -> usize;
     /// The summaries just computed for `scc`.
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]);
+}
+
+/// What the statistics and the later stages need of a summary without loading it: stored
+/// beside it in the cache.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryFacts {
+    pub returns_fresh: bool,
+    pub modelled: bool,
+    pub widened: bool,
+    pub coarsened: bool,
+    pub accesses: usize,
+    pub bytes: heap::SummaryBytes,
+}
+
+impl SummaryFacts {
+    pub fn of(s: &Summary) -> SummaryFacts {
+        SummaryFacts {
+            returns_fresh: s.returns_fresh,
+            modelled: s.modelled,
+            widened: s.widened,
+            coarsened: s.coarsened,
+            accesses: s.accesses.len(),
+            bytes: s.heap_bytes(),
+        }
+    }
 }
 
 /// What every function's analysis shares.
@@ -244,18 +277,29 @@ impl SccAnalysis for Context<'_> {
         acc.stats.shared_accesses += set.accesses.len();
     }
 
-    fn reuse(&self, scc: &Scc) -> Option<Vec<Option<Summary>>> {
-        self.store?.reuse(scc)
+    fn stored(&self, scc: &Scc) -> Option<Vec<bool>> {
+        let facts = self.store?.reuse(scc)?;
+        let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        for (&f, facts) in scc.functions.iter().zip(&facts) {
+            if let Some(facts) = facts {
+                acc.add(f, facts);
+            }
+        }
+        Some(facts.iter().map(Option::is_some).collect())
     }
 
-    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>], reused: bool) {
-        if let Some(store) = self.store.filter(|_| !reused) {
+    fn load(&self, f: FuncId) -> Option<Summary> {
+        self.store?.load(f)
+    }
+
+    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
+        if let Some(store) = self.store {
             store.finished(scc, summaries);
         }
         let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         for (&f, s) in scc.functions.iter().zip(summaries) {
             if let Some(s) = s {
-                acc.add(f, s);
+                acc.add(f, &SummaryFacts::of(s));
             }
         }
         acc.sample_chains();
@@ -275,7 +319,7 @@ struct StatsAcc {
 }
 
 impl StatsAcc {
-    fn add(&mut self, f: FuncId, s: &Summary) {
+    fn add(&mut self, f: FuncId, s: &SummaryFacts) {
         let st = &mut self.stats;
         st.functions += 1;
         if s.returns_fresh {
@@ -284,8 +328,8 @@ impl StatsAcc {
         st.modelled += s.modelled as usize;
         st.widened += s.widened as usize;
         st.coarsened += s.coarsened as usize;
-        st.bytes.add(&s.heap_bytes());
-        let n = s.accesses.len();
+        st.bytes.add(&s.bytes);
+        let n = s.accesses;
         st.accesses += n;
         let bucket = match n {
             0 => 0,
@@ -318,6 +362,7 @@ impl Summaries {
         Summaries {
             schedule: Schedule {
                 summaries: vec![None; functions],
+                stored: Vec::new(),
                 failed: Vec::new(),
                 stats: schedule::ScheduleStats {
                     sccs_analyzed: sccs,
@@ -332,6 +377,17 @@ impl Summaries {
 
     pub fn get(&self, f: FuncId) -> Option<&Summary> {
         self.schedule.summaries.get(f.index())?.as_ref()
+    }
+
+    /// Loads the kept summaries still in `store` ([`Schedule::stored`]), in parallel; those
+    /// the store lost stay `None` ([`SummaryStore::lost`] counts them).
+    pub fn load_stored(&mut self, store: &dyn SummaryStore) {
+        use rayon::prelude::*;
+        let stored = std::mem::take(&mut self.schedule.stored);
+        let loaded: Vec<Option<Summary>> = stored.par_iter().map(|&f| store.load(f)).collect();
+        for (f, s) in stored.into_iter().zip(loaded) {
+            self.schedule.summaries[f.index()] = s;
+        }
     }
 }
 
