@@ -12,8 +12,9 @@
 # (b)'s report must be identical to (a)'s apart from stage times (checked, printed).
 # Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused and
 # summaries loaded from the cache (from relay's stderr); then the cache's size on disk.
-# SQLite: a copy of /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh) is edited and analysed as a .c file (relay preprocesses it each run, so a new line moves the
-# line markers of everything below, as in real use). Linux: the preprocessed subset
+# SQLite: a copy of /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh) is edited and
+# analysed as a .c file (relay preprocesses it each run, so a new line moves the line markers
+# of everything below, as in real use). Linux: the preprocessed subset
 # (scripts/corpus-linux.sh) has no sources, so kernel/groups.i is edited in place (and always
 # restored); a new line there moves locations only up to the next line marker. The Linux
 # subset (kernel mm drivers/net/ethernet/intel/e1000, --max-rounds 4) needs about an hour for

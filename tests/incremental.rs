@@ -172,10 +172,34 @@ fn an_edit_reanalyses_the_function_and_only_the_callers_it_changes() {
     let grown = PROGRAM.replace("x = 1; }", "x = 1;\n}");
     let (_, s) = run_edit(dir.path(), &store, &grown);
     assert_eq!(analysed(&s), 1, "only leaf, whose own text changed");
-
+    // A line added inside leaf before its access moves the access, which its callers'
+    // summaries name: they store it by its rank among leaf's own locations, so they are
+    // reused (and `run_edit` checks they name the new line).
+    let inside = PROGRAM.replace("void leaf(void) { x = 1; }", "void leaf(void) {\n x = 1; }");
+    let (_, s) = run_edit(dir.path(), &store, &inside);
+    assert_eq!(analysed(&s), 1, "only leaf, whose access moved");
     // Back to the original text: everything comes from the cache.
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
     assert_eq!(analysed(&s), 0);
+}
+
+#[test]
+fn a_function_moved_past_another_reanalyses_everything() {
+    // `both` names the write of x at two sites, ordered by location: reusing its summary
+    // after `a` and `b` swap places would keep the old order. Function ids follow the order of
+    // the definitions, so the layout changes (even with the declarations first).
+    let text = "int x;\nvoid a(void);\nvoid b(void);\nvoid a(void) { x = 1; }\n\
+                void b(void) { x = 2; }\nvoid both(void) { a(); b(); }\n";
+    let swapped = text.replace(
+        "void a(void) { x = 1; }\nvoid b(void) { x = 2; }",
+        "void b(void) { x = 2; }\nvoid a(void) { x = 1; }",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    run_edit(dir.path(), &store, text);
+    let (_, s) = run_edit(dir.path(), &store, &swapped);
+    assert_eq!(s.schedule.stats.sccs_reused, 0);
 }
 
 #[test]

@@ -17,7 +17,18 @@
 //! they are reused (early cut-off). Summaries are stored in a portable form: interned names
 //! become indices into the summary's own sorted name list, points-to classes become canonical
 //! ranks ([`ClassTable`]); function, global, record and file ids are stored as they are (the
-//! layout is in the key), locations relative to their function's.
+//! layout is in the key).
+//!
+//! A location is stored as its rank among the *own locations* of the function whose body it
+//! is in — the locations of that function's accesses and calls its own summary names — and
+//! the SCC's entry keeps each function's own locations relative to the function's start. So
+//! a caller's summary, which copies its callees' witnesses, does not change when lines move
+//! inside a callee: an edit that adds a line re-analyses the edited function, and its callers'
+//! stored summaries, loaded, name the new lines. (Where lines are is in the program key, so
+//! the race stage still runs again.) Ranks keep the order of locations as long as functions
+//! keep theirs; function ids follow the order of definitions, so a function moved past another
+//! changes the layout. A summary naming a location that is not among its function's own
+//! locations is not stored (counted as unportable).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -50,6 +61,9 @@ struct StoredFunction {
     content: [u8; 32],
     /// `None`: it has no summary.
     facts: Option<SummaryFacts>,
+    /// Its own locations (see the module documentation), sorted, relative to its start
+    /// ([`RELATIVE`]).
+    locs: Vec<Loc>,
 }
 
 /// A summary with names and classes made portable.
@@ -63,8 +77,12 @@ struct Portable {
     summary: Summary,
 }
 
-/// The `file` of a portable location given relative to its function's location.
+/// The `file` of a location given relative to its function's location.
 const RELATIVE: u32 = u32::MAX;
+
+/// The `file` of a portable location: its `line` is its rank among its function's own
+/// locations.
+const RANKED: u32 = u32::MAX - 1;
 
 /// Marks a portable class id as an index into [`Portable::private`].
 const PRIVATE: u32 = 1 << 31;
@@ -95,6 +113,11 @@ pub struct SummaryCache<'a> {
     bodies: Vec<Option<Key>>,
     /// Per function: the content hash of its final summary, once its SCC is done.
     content: Vec<OnceLock<Key>>,
+    /// Per function: its own locations (sorted, absolute), once its SCC is done.
+    own_locs: Vec<OnceLock<Vec<Loc>>>,
+    /// Per function: its content hash and own locations hashed together: what the program key
+    /// is made of.
+    placed: Vec<OnceLock<Key>>,
     /// Per SCC: its key, once reused (a lost summary invalidates its SCC's entry).
     reused_keys: Vec<OnceLock<Key>>,
     reused: AtomicUsize,
@@ -146,6 +169,12 @@ impl<'a> SummaryCache<'a> {
             content: (0..program.functions.len())
                 .map(|_| OnceLock::new())
                 .collect(),
+            own_locs: (0..program.functions.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+            placed: (0..program.functions.len())
+                .map(|_| OnceLock::new())
+                .collect(),
             reused_keys: (0..cg.sccs.len()).map(|_| OnceLock::new()).collect(),
             reused: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
@@ -162,16 +191,17 @@ impl<'a> SummaryCache<'a> {
             stored: self.stored.load(Ordering::Relaxed),
             loaded: self.loaded.load(Ordering::Relaxed),
             unportable: self.unportable.load(Ordering::Relaxed),
-            program: self.program_key(&|f| self.content[f.index()].get().copied()),
+            program: self.program_key(&|f| self.placed[f.index()].get().copied()),
         }
     }
 
-    fn program_key(&self, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
+    /// `placed`: per function, [`placed`] of its content hash and own locations.
+    fn program_key(&self, placed: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new("program summaries");
         k.key(&self.context);
         // The call graph and where functions are, not the bodies: what the race stage reads of
         // the program besides the summaries is who calls whom (entries, reachability), names
-        // and locations (summaries store theirs relative to their functions).
+        // and locations (summaries store theirs by rank, the ranks' lines are in `placed`).
         for f in 0..self.program.functions.len() {
             if let Some(l) = self.function_loc(FuncId(f as u32)) {
                 k.u64(l.file.into()).u64(l.line.into()).u64(l.col.into());
@@ -184,12 +214,25 @@ impl<'a> SummaryCache<'a> {
             }
         }
         for f in 0..self.program.functions.len() {
-            match content(FuncId(f as u32)) {
+            match placed(FuncId(f as u32)) {
                 Some(c) => k.key(&c),
                 None => k.u64(0),
             };
         }
         k.finish()
+    }
+
+    /// Records `f`'s content hash; its own locations are recorded already.
+    fn set_content(&self, f: FuncId, content: Key) {
+        let own = self.own_locs[f.index()]
+            .get()
+            .map_or(&[][..], Vec::as_slice);
+        let _ = self.placed[f.index()].set(placed(&content, &self.relative_locs(own, f)));
+        let _ = self.content[f.index()].set(content);
+    }
+
+    fn relative_locs(&self, locs: &[Loc], f: FuncId) -> Vec<Loc> {
+        locs.iter().map(|&l| self.relative_loc(l, f)).collect()
     }
 
     /// The SCC's key; its callee SCCs are done, so their content hashes are known.
@@ -232,6 +275,7 @@ impl<'a> SummaryCache<'a> {
     /// function is stored under its current key. Bottom-up over the SCCs, sequentially.
     pub fn stored_program_key(&self) -> Option<Key> {
         let mut content: Vec<Option<Key>> = vec![None; self.content.len()];
+        let mut placed_at: Vec<Option<Key>> = vec![None; self.content.len()];
         for scc in &self.cg.sccs {
             if !scc.functions.iter().any(|f| self.cg.defined[f.index()]) {
                 continue;
@@ -243,9 +287,10 @@ impl<'a> SummaryCache<'a> {
             }
             for (f, s) in scc.functions.iter().zip(stored) {
                 content[f.index()] = Some(Key(s.content));
+                placed_at[f.index()] = Some(placed(&Key(s.content), &s.locs));
             }
         }
-        Some(self.program_key(&|f| content[f.index()]))
+        Some(self.program_key(&|f| placed_at[f.index()]))
     }
 
     /// How many SCCs have a defined function (what a run analyses or reuses).
@@ -315,7 +360,21 @@ impl<'a> SummaryCache<'a> {
             pta: self.pta,
         };
         let mut summary = s.remap(&mut to_portable)?;
-        summary.map_locs(f, &mut |l, owner| self.relative_loc(l, owner));
+        let mut ranked = true;
+        summary.map_locs(f, &mut |l, owner| {
+            let rank = self.own_locs[owner.index()]
+                .get()
+                .and_then(|own| own.binary_search(&l).ok());
+            ranked &= rank.is_some();
+            Loc {
+                file: RANKED,
+                line: rank.unwrap_or(0) as u32,
+                col: 0,
+            }
+        });
+        if !ranked {
+            return None;
+        }
         let portable = Portable {
             names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
             private: private.into_iter().map(str::to_string).collect(),
@@ -347,14 +406,16 @@ impl<'a> SummaryCache<'a> {
             .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))?;
         let mut valid = true;
         s.map_locs(f, &mut |l, owner| {
-            self.absolute_loc(l, owner).unwrap_or_else(|| {
-                valid = false;
-                l
-            })
+            let own = self.own_locs[owner.index()].get();
+            let at = own
+                .filter(|_| l.file == RANKED)
+                .and_then(|own| own.get(l.line as usize));
+            valid &= at.is_some();
+            at.copied().unwrap_or(l)
         });
         if !valid {
             return Err(Corruption::Decode(
-                "a location in a function without a body".into(),
+                "a location out of its function's own locations".into(),
             ));
         }
         Ok(s)
@@ -373,6 +434,30 @@ impl<'a> SummaryCache<'a> {
             let _ = std::fs::remove_file(self.store.entry_path(META, key));
         }
     }
+}
+
+/// The own locations of `f` named in its summary `s`, sorted.
+fn own_locs(f: FuncId, s: &Summary) -> Vec<Loc> {
+    let mut locs = Vec::new();
+    s.visit_locs(f, &mut |l, owner| {
+        if owner == f {
+            locs.push(l);
+        }
+    });
+    locs.sort_unstable();
+    locs.dedup();
+    locs
+}
+
+/// A function's content hash with its own locations (relative): what moves when its lines
+/// do.
+fn placed(content: &Key, relative_locs: &[Loc]) -> Key {
+    let mut k = KeyBuilder::new("placed summary");
+    k.key(content).u64(relative_locs.len() as u64);
+    for l in relative_locs {
+        k.u64(l.file.into()).u64(l.line.into()).u64(l.col.into());
+    }
+    k.finish()
 }
 
 /// The content hash of a stored summary.
@@ -407,7 +492,9 @@ impl SummaryStore for SummaryCache<'_> {
         }
         let mut facts = Vec::with_capacity(stored.len());
         for (&f, s) in scc.functions.iter().zip(stored) {
-            let _ = self.content[f.index()].set(Key(s.content));
+            let locs = s.locs.iter().map(|&l| self.absolute_loc(l, f));
+            let _ = self.own_locs[f.index()].set(locs.collect::<Option<_>>()?);
+            self.set_content(f, Key(s.content));
             facts.push(s.facts);
         }
         self.reused.fetch_add(1, Ordering::Relaxed);
@@ -443,6 +530,10 @@ impl SummaryStore for SummaryCache<'_> {
 
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
         let key = self.key(scc);
+        // Before encoding: a member's summary names the other members' own locations.
+        for (&f, s) in scc.functions.iter().zip(summaries) {
+            let _ = self.own_locs[f.index()].set(s.map_or_else(Vec::new, |s| own_locs(f, s)));
+        }
         let encoded: Option<Vec<Option<Encoded>>> = summaries
             .iter()
             .zip(&scc.functions)
@@ -458,7 +549,7 @@ impl SummaryStore for SummaryCache<'_> {
                     .key(&key)
                     .u64(f.0.into())
                     .finish();
-                let _ = self.content[f.index()].set(c);
+                self.set_content(f, c);
             }
             self.unportable.fetch_add(1, Ordering::Relaxed);
             return;
@@ -476,10 +567,14 @@ impl SummaryStore for SummaryCache<'_> {
                 }
                 None => (none_key(&key), None),
             };
-            let _ = self.content[f.index()].set(content);
+            self.set_content(f, content);
+            let own = self.own_locs[f.index()]
+                .get()
+                .map_or(&[][..], Vec::as_slice);
             entry.push(StoredFunction {
                 content: content.0,
                 facts,
+                locs: self.relative_locs(own, f),
             });
         }
         self.store.put_value_or_warn(META, &key, &entry);

@@ -58,6 +58,23 @@ impl Summary {
 }
 
 impl Summary {
+    /// Every location of the summary of `f`, with the function whose body it is in (as
+    /// [`Summary::map_locs`] tells it).
+    pub fn visit_locs(&self, f: FuncId, v: &mut impl FnMut(Loc, FuncId)) {
+        let witnesses = self.accesses.iter().flat_map(|a| &a.witnesses);
+        let sites = witnesses
+            .map(|w| (w.loc, &w.chain, w.func))
+            .chain(self.spawns.iter().map(|sp| (sp.loc, &sp.chain, sp.func)));
+        for (loc, chain, func) in sites {
+            let mut owner = f;
+            for call in chain.iter() {
+                v(call.loc, owner);
+                owner = call.callee;
+            }
+            v(loc, func.unwrap_or(owner));
+        }
+    }
+
     /// Rewrites every location of the summary of `f` with `m`, which is also told the function
     /// whose body the location is in: `f` for its own accesses and call sites, the callee of
     /// the previous call for the rest of a call chain, the performing function for an access.
