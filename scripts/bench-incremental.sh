@@ -9,7 +9,8 @@
 #   (d)  lock edit:       a function now returns holding a lock, so its callers' summaries change
 #   (e)  relay report with another filter setting (no reanalysis)
 # Analyses run with RELAY's filters (--filter all=on); (e) switches bootup-thread off.
-# (b)'s report must be identical to (a)'s apart from stage times (checked, printed).
+# (b)'s report must be identical to (a)'s apart from stage times (checked, printed); with
+# CHECK=1 each edit's report is compared with a cold run of the edited program too.
 # Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused and
 # summaries loaded from the cache (from relay's stderr); then the cache's size on disk.
 # SQLite: a copy of /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh) is edited and
@@ -75,6 +76,25 @@ run() {
         "${units:--}" "${sccs:--}" "${loaded:--}"
 }
 
+# check LABEL: with CHECK=1, analyses the edited program again without the cache and compares
+# the reports (stage times aside): an incremental run must report what a cold one does.
+check() {
+    [[ ${CHECK:-0} == 1 ]] || return 0
+    local label=$1 status=0
+    local cold=("$RELAY" analyze -j"$JOBS" --no-cache --format json --filter all=on
+        "${inputs[@]}" "${extra[@]}")
+    "${cold[@]}" >"$WORK/$label.cold.out" 2>"$WORK/$label.cold.err" || status=$?
+    [[ $status -le 1 ]] || { cat "$WORK/$label.cold.err" >&2; die "$label: cold check failed"; }
+    python3 - "$WORK/$label.out" "$WORK/$label.cold.out" "$label" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for r in (a, b):
+    r["stats"]["times"] = None
+same = "identical to" if a == b else "DIFFERS from"
+print(f"{'':10} ({sys.argv[3]}) report {same} a cold run of the edited program, times aside")
+EOF
+}
+
 RESTORE=()
 restore() {
     if [[ ${#RESTORE[@]} -eq 2 ]]; then cp "${RESTORE[1]}" "${RESTORE[0]}"; fi
@@ -89,6 +109,7 @@ bench() {
     while [[ $1 != -- ]]; do inputs+=("$1"); shift; done
     shift
     local file=$1 leaf=$2 lockfn=$3 lockstmt=$4; shift 4
+    extra=("$@")
     local cache=$WORK/$CORPUS_NAME.cache orig=$WORK/$CORPUS_NAME.orig
     cp "$file" "$orig"
     RESTORE=("$file" "$orig")
@@ -107,10 +128,13 @@ print(f"{'':10} (b) report {'identical to' if a == b else 'DIFFERS from'} (a)'s 
 EOF
     edit "$file" same-line "$leaf"
     run "c1-leaf-same-line" "${analyze[@]}"
+    check "c1-leaf-same-line"
     cp "$orig" "$file"; edit "$file" new-line "$leaf"
     run "c2-leaf-new-line" "${analyze[@]}"
+    check "c2-leaf-new-line"
     cp "$orig" "$file"; edit "$file" "insert:$lockstmt" "$lockfn"
     run "d-lock-edit" "${analyze[@]}"
+    check "d-lock-edit"
     cp "$orig" "$file"
     RESTORE=()
     printf '%-10s cache on disk: %s\n' "$CORPUS_NAME" "$(du -sh "$cache" | cut -f1)"

@@ -335,3 +335,41 @@ fn a_struct_with_anonymous_members_is_one_record_across_units() {
         "{report:#}"
     );
 }
+
+/// Memory no program name names (an unknown function's result, reached through a recursive
+/// walk, so its path is the class's) is named after what points to it, never after the
+/// analysis's numbering: the report and its keys stay the same when a local is added.
+#[test]
+fn warnings_name_unnamed_memory_after_its_pointer_and_keep_their_keys_across_edits() {
+    let text = "#include <pthread.h>\n\
+                int **get_pp(void);\n\
+                void walk(int **pp, int n);\n\
+                void step(int **pp, int n) { **pp = n; if (n) walk(pp, n - 1); }\n\
+                void walk(int **pp, int n) { step(pp, n); }\n\
+                void *thr(void *a) { walk(a, 3); return a; }\n\
+                int main(void) {\n\
+                    pthread_t t1, t2;\n\
+                    int **pp = get_pp();\n\
+                    pthread_create(&t1, 0, thr, pp);\n\
+                    pthread_create(&t2, 0, thr, pp);\n\
+                    return 0;\n\
+                }\n";
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let report = |text: &str| {
+        let src = dir.path().join("walk.c");
+        std::fs::write(&src, text).expect("write the source");
+        let mut r = json(&[src.to_str().unwrap()]);
+        r["stats"]["times"] = serde_json::Value::Null;
+        r
+    };
+    let before = report(text);
+    let lvalues: Vec<&str> = before["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| w["lvalue"].as_str().expect("an lvalue"))
+        .collect();
+    assert_eq!(lvalues, ["*main:pp"]);
+    let with_local = text.replace("pthread_t t1, t2;", "pthread_t t1, t2; int unused = 0;");
+    assert_eq!(report(&with_local), before);
+}

@@ -77,6 +77,8 @@ fn reused_summaries_equal_computed_ones_on_every_fixture() {
         let (cold, cache) = summaries_and_cache(&program(&path, 0), Some(&store));
         assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
         let cache = cache.unwrap();
+        // Every summary has a portable form (no fixture reaches a collapsed SCC by default).
+        assert_eq!(cache.unportable, 0, "{}", path.display());
         let stored = cache.stored;
         let p = program(&path, 37);
         let warm = summaries(&p, Some(&store));

@@ -436,16 +436,23 @@ impl<'a> SummaryCache<'a> {
     }
 }
 
-/// The own locations of `f` named in its summary `s`, sorted.
-fn own_locs(f: FuncId, s: &Summary) -> Vec<Loc> {
-    let mut locs = Vec::new();
-    s.visit_locs(f, &mut |l, owner| {
-        if owner == f {
-            locs.push(l);
-        }
-    });
-    locs.sort_unstable();
-    locs.dedup();
+/// The own locations of each function of `scc` (`summaries` parallel to its functions),
+/// sorted: those its summary names, and in a recursive SCC those any member's summary names (a
+/// member may keep a witness from another's summary of an earlier round of the fixpoint).
+fn scc_own_locs(scc: &Scc, summaries: &[Option<&Summary>]) -> Vec<Vec<Loc>> {
+    let mut locs = vec![Vec::new(); scc.functions.len()];
+    for (&f, s) in scc.functions.iter().zip(summaries) {
+        let Some(s) = s else { continue };
+        s.visit_locs(f, &mut |l, owner| {
+            if let Ok(i) = scc.functions.binary_search(&owner) {
+                locs[i].push(l);
+            }
+        });
+    }
+    for l in &mut locs {
+        l.sort_unstable();
+        l.dedup();
+    }
     locs
 }
 
@@ -531,8 +538,8 @@ impl SummaryStore for SummaryCache<'_> {
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
         let key = self.key(scc);
         // Before encoding: a member's summary names the other members' own locations.
-        for (&f, s) in scc.functions.iter().zip(summaries) {
-            let _ = self.own_locs[f.index()].set(s.map_or_else(Vec::new, |s| own_locs(f, s)));
+        for (&f, locs) in scc.functions.iter().zip(scc_own_locs(scc, summaries)) {
+            let _ = self.own_locs[f.index()].set(locs);
         }
         let encoded: Option<Vec<Option<Encoded>>> = summaries
             .iter()

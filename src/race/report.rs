@@ -33,7 +33,11 @@ pub struct ReportBuilder<'a> {
     pub entries: &'a [super::ThreadEntry],
     /// The program lvalues of each class, by representative (built on first use).
     members: OnceCell<FxHashMap<u32, Vec<Origin>>>,
+    /// The classes pointing to each class, by representative (built on first use).
+    pointers: OnceCell<FxHashMap<u32, Vec<u32>>>,
     rep_names: RefCell<FxHashMap<u32, String>>,
+    /// [`ReportBuilder::class_name`] by class and depth.
+    class_names: RefCell<FxHashMap<(u32, u32), Option<String>>>,
 }
 
 impl<'a> ReportBuilder<'a> {
@@ -49,7 +53,9 @@ impl<'a> ReportBuilder<'a> {
             summaries,
             entries,
             members: OnceCell::new(),
+            pointers: OnceCell::new(),
             rep_names: Default::default(),
+            class_names: Default::default(),
         }
     }
 
@@ -221,27 +227,63 @@ impl<'a> ReportBuilder<'a> {
     }
 
     /// A representative named after what it stands for: `counter`, `heap@f:12`, or
-    /// `{a, b, +3}`.
+    /// `{a, b, +3}`; memory nothing in the program names after what points to it, `*p` (or
+    /// `*f()`, what `f` returns). Names never depend on the analysis's numbering, which moves
+    /// with every edit, so warnings keep their keys (and baselines) across edits.
     fn rep_name(&self, c: u32) -> String {
+        let c = self.pta.class(c);
         if let Some(n) = self.rep_names.borrow().get(&c) {
             return n.clone();
         }
+        let name = self
+            .class_name(c, POINTER_NAMING_DEPTH)
+            .unwrap_or_else(|| format!("rep#{c}"));
+        self.rep_names.borrow_mut().insert(c, name.clone());
+        name
+    }
+
+    /// [`ReportBuilder::rep_name`] of a representative, following at most `depth` pointers to
+    /// it.
+    fn class_name(&self, c: u32, depth: u32) -> Option<String> {
+        if let Some(n) = self.class_names.borrow().get(&(c, depth)) {
+            return n.clone();
+        }
+        let name = self.class_name_uncached(c, depth);
+        self.class_names
+            .borrow_mut()
+            .insert((c, depth), name.clone());
+        name
+    }
+
+    fn class_name_uncached(&self, c: u32, depth: u32) -> Option<String> {
         let members = self.members.get_or_init(|| members_by_class(self.pta));
+        let members = members.get(&c).map_or(&[][..], Vec::as_slice);
         let mut names: Vec<String> = members
-            .get(&self.pta.class(c))
-            .into_iter()
-            .flatten()
+            .iter()
             .filter_map(|o| self.origin_name(*o))
             .collect();
         names.sort();
         names.dedup();
-        let name = match names.len() {
-            0 => format!("rep#{c}"),
-            1 => names.remove(0),
-            n => format!("{{{}, {}, +{}}}", names[0], names[1], n - 2),
-        };
-        self.rep_names.borrow_mut().insert(c, name.clone());
-        name
+        match names.len() {
+            0 => {}
+            1 => return names.pop(),
+            n => return Some(format!("{{{}, {}, +{}}}", names[0], names[1], n - 2)),
+        }
+        let returns = members.iter().filter_map(|o| match o {
+            Origin::Return(f) => Some(format!("{}()", self.program.function_name(*f))),
+            _ => None,
+        });
+        if let Some(r) = returns.min() {
+            return Some(r);
+        }
+        let depth = depth.checked_sub(1)?;
+        let pointers = self.pointers.get_or_init(|| pointers_by_class(self.pta));
+        let by = pointers.get(&c).map_or(&[][..], Vec::as_slice);
+        by.iter()
+            .filter(|&&p| p != c)
+            .filter_map(|&p| self.class_name(p, depth))
+            .map(|n| format!("*{n}"))
+            .min()
     }
 
     fn origin_name(&self, o: Origin) -> Option<String> {
@@ -264,6 +306,24 @@ impl<'a> ReportBuilder<'a> {
             }
         })
     }
+}
+
+/// How many pointers [`ReportBuilder::rep_name`] follows back to name memory.
+const POINTER_NAMING_DEPTH: u32 = 3;
+
+/// The classes pointing to each class, by representative.
+fn pointers_by_class(pta: &PointsTo) -> FxHashMap<u32, Vec<u32>> {
+    let mut by: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    for n in 0..pta.node_count() as u32 {
+        let c = pta.class(n);
+        if c != n {
+            continue;
+        }
+        if let Some(t) = pta.deref_class(c) {
+            by.entry(pta.class(t)).or_default().push(c);
+        }
+    }
+    by
 }
 
 /// The program lvalues (every origin but [`Origin::Fresh`]) of each class, by representative:
