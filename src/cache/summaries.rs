@@ -33,6 +33,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -50,9 +51,6 @@ use crate::summary::{Summary, SummaryFacts, SummaryStore};
 const KIND: &str = "summary";
 /// Per SCC key, its functions' [`StoredFunction`]s (small: read without loading summaries).
 const META: &str = "summary-meta";
-
-/// A summary in its stored form, with its facts.
-type Encoded = (Vec<u8>, SummaryFacts);
 
 /// What an SCC's entry holds for one of its functions.
 #[derive(Serialize, Deserialize)]
@@ -541,15 +539,26 @@ impl SummaryStore for SummaryCache<'_> {
         for (&f, locs) in scc.functions.iter().zip(scc_own_locs(scc, summaries)) {
             let _ = self.own_locs[f.index()].set(locs);
         }
-        let encoded: Option<Vec<Option<Encoded>>> = summaries
-            .iter()
-            .zip(&scc.functions)
-            .map(|(s, &f)| match s {
-                Some(s) => Some(Some((self.encode(f, s)?, SummaryFacts::of(s)))),
-                None => Some(None),
+        // Each summary is written as soon as it is encoded, in parallel: an SCC's summaries
+        // encoded at once took SQLite's largest SCC past 3 GB.
+        let stored: Option<Vec<(Key, Option<SummaryFacts>)>> = scc
+            .functions
+            .par_iter()
+            .zip(summaries.par_iter())
+            .map(|(&f, s)| match s {
+                Some(s) => {
+                    let blob = self.encode(f, s)?;
+                    let c = content_key(&blob);
+                    // Content-addressed: an entry already there holds these very bytes.
+                    if !self.store.entry_path(KIND, &c).exists() {
+                        self.store.put_or_warn(KIND, &c, &blob);
+                    }
+                    Some((c, Some(SummaryFacts::of(s))))
+                }
+                None => Some((none_key(&key), None)),
             })
             .collect();
-        let Some(encoded) = encoded else {
+        let Some(stored) = stored else {
             // Deterministic in the key: callers may still be cached.
             for &f in &scc.functions {
                 let c = KeyBuilder::new("unportable")
@@ -561,19 +570,8 @@ impl SummaryStore for SummaryCache<'_> {
             self.unportable.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let mut entry = Vec::with_capacity(encoded.len());
-        for (&f, e) in scc.functions.iter().zip(encoded) {
-            let (content, facts) = match e {
-                Some((blob, facts)) => {
-                    let c = content_key(&blob);
-                    // Content-addressed: an entry already there holds these very bytes.
-                    if !self.store.entry_path(KIND, &c).exists() {
-                        self.store.put_or_warn(KIND, &c, &blob);
-                    }
-                    (c, Some(facts))
-                }
-                None => (none_key(&key), None),
-            };
+        let mut entry = Vec::with_capacity(stored.len());
+        for (&f, (content, facts)) in scc.functions.iter().zip(stored) {
             self.set_content(f, content);
             let own = self.own_locs[f.index()]
                 .get()

@@ -115,21 +115,16 @@ impl Chain {
     }
 
     /// The chain with every call's location rewritten by `m` (given the function the call is
-    /// in, starting from `owner`); returns it and the last callee (or `owner`).
+    /// in, starting from `owner`); returns it and the last callee (or `owner`). Chains mapped
+    /// with one `memo` share rewritten nodes as the originals share theirs.
     pub fn map_locs(
         &self,
-        mut owner: FuncId,
+        owner: FuncId,
         m: &mut impl FnMut(Loc, FuncId) -> Loc,
+        memo: &mut LocMemo,
     ) -> (Chain, FuncId) {
-        let sites: Vec<CallSite> = self
-            .iter()
-            .map(|c| {
-                let loc = m(c.loc, owner);
-                owner = c.callee;
-                CallSite { loc, ..c }
-            })
-            .collect();
-        (Chain::from_sites(&sites), owner)
+        let last = self.iter().last().map_or(owner, |c| c.callee);
+        (memo.map(self, self.len(), owner, m), last)
     }
 
     fn key(&self) -> *const Node {
@@ -162,6 +157,41 @@ impl Iterator for ChainIter<'_> {
 }
 
 impl ExactSizeIterator for ChainIter<'_> {}
+
+/// The chains [`Chain::map_locs`] made, by original node, number of calls counted from it and
+/// the function it is in: each is rewritten once. The originals are held, so no address is
+/// reused while the memo lives.
+#[derive(Default)]
+pub struct LocMemo {
+    made: rustc_hash::FxHashMap<(*const Node, usize, FuncId), (Chain, Chain)>,
+}
+
+impl LocMemo {
+    /// Recursion bounded by `count` (at most [`MAX_CHAIN`]).
+    fn map(
+        &mut self,
+        chain: &Chain,
+        count: usize,
+        owner: FuncId,
+        m: &mut impl FnMut(Loc, FuncId) -> Loc,
+    ) -> Chain {
+        let Some(node) = chain.0.as_deref().filter(|_| count > 0) else {
+            return Chain::empty();
+        };
+        let key = (chain.key(), count, owner);
+        if let Some((_, made)) = self.made.get(&key) {
+            return made.clone();
+        }
+        let rest = self.map(&node.rest, count - 1, node.site.callee, m);
+        let site = CallSite {
+            loc: m(node.site.loc, owner),
+            ..node.site
+        };
+        let made = Chain::node(site, rest);
+        self.made.insert(key, (chain.clone(), made.clone()));
+        made
+    }
+}
 
 /// Prefixes one call site to many chains, sharing the result among equal (same node) chains.
 pub struct ChainMemo {

@@ -8,6 +8,7 @@
 //! equal to the one the analysis would compute.
 
 use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
+use super::chain::LocMemo;
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Path, Root, Step};
 use super::threads::ThreadState;
@@ -79,16 +80,17 @@ impl Summary {
     /// whose body the location is in: `f` for its own accesses and call sites, the callee of
     /// the previous call for the rest of a call chain, the performing function for an access.
     pub fn map_locs(&mut self, f: FuncId, m: &mut impl FnMut(Loc, FuncId) -> Loc) {
+        let mut memo = LocMemo::default();
         for a in &mut self.accesses {
             for w in &mut a.witnesses {
                 let last;
-                (w.chain, last) = w.chain.map_locs(f, m);
+                (w.chain, last) = w.chain.map_locs(f, m, &mut memo);
                 w.loc = m(w.loc, w.func.unwrap_or(last));
             }
         }
         for sp in &mut self.spawns {
             let last;
-            (sp.chain, last) = sp.chain.map_locs(f, m);
+            (sp.chain, last) = sp.chain.map_locs(f, m, &mut memo);
             sp.loc = m(sp.loc, sp.func.unwrap_or(last));
         }
     }
