@@ -402,6 +402,8 @@ impl<'a> SummaryCache<'a> {
             .summary
             .remap(&mut from)
             .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))?;
+        // Shared first, so that each node's locations are rewritten once.
+        s.share_chains();
         let mut valid = true;
         s.map_locs(f, &mut |l, owner| {
             let own = self.own_locs[owner.index()].get();

@@ -193,6 +193,73 @@ impl LocMemo {
     }
 }
 
+/// Chains rebuilt so that equal ones share their nodes (a decoded summary's chains are each
+/// its own list): a node is made once per call site and rest.
+#[derive(Default)]
+pub struct ChainSharer {
+    nodes: rustc_hash::FxHashMap<(CallSite, *const Node), Chain>,
+}
+
+impl ChainSharer {
+    pub fn share(&mut self, chain: &Chain) -> Chain {
+        let sites: Vec<CallSite> = chain.iter().collect();
+        let mut made = Chain::empty();
+        for &site in sites.iter().rev() {
+            let key = (site, made.key());
+            made = match self.nodes.get(&key) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = Chain::node(site, made);
+                    self.nodes.insert(key, c.clone());
+                    c
+                }
+            };
+        }
+        made
+    }
+}
+
+/// The chain nodes [`Chain::visit_locs`] has visited, by node, calls counted from it and
+/// function it is in, with the last callee below: each is visited once.
+#[derive(Default)]
+pub struct VisitMemo {
+    seen: rustc_hash::FxHashMap<(*const Node, usize, FuncId), FuncId>,
+}
+
+impl Chain {
+    /// Calls `v` with every call's location and the function it is in (starting from
+    /// `owner`), once per node for one `memo`; returns the last callee (or `owner`).
+    pub fn visit_locs(
+        &self,
+        owner: FuncId,
+        v: &mut impl FnMut(Loc, FuncId),
+        memo: &mut VisitMemo,
+    ) -> FuncId {
+        self.visit_from(self.len(), owner, v, memo)
+    }
+
+    /// Recursion bounded by `count` (at most [`MAX_CHAIN`]).
+    fn visit_from(
+        &self,
+        count: usize,
+        owner: FuncId,
+        v: &mut impl FnMut(Loc, FuncId),
+        memo: &mut VisitMemo,
+    ) -> FuncId {
+        let Some(node) = self.0.as_deref().filter(|_| count > 0) else {
+            return owner;
+        };
+        let key = (self.key(), count, owner);
+        if let Some(&last) = memo.seen.get(&key) {
+            return last;
+        }
+        v(node.site.loc, owner);
+        let last = node.rest.visit_from(count - 1, node.site.callee, v, memo);
+        memo.seen.insert(key, last);
+        last
+    }
+}
+
 /// Prefixes one call site to many chains, sharing the result among equal (same node) chains.
 pub struct ChainMemo {
     site: CallSite,

@@ -8,7 +8,7 @@
 //! equal to the one the analysis would compute.
 
 use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
-use super::chain::LocMemo;
+use super::chain::{ChainSharer, LocMemo, VisitMemo};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Path, Root, Step};
 use super::threads::ThreadState;
@@ -60,19 +60,30 @@ impl Summary {
 
 impl Summary {
     /// Every location of the summary of `f`, with the function whose body it is in (as
-    /// [`Summary::map_locs`] tells it).
+    /// [`Summary::map_locs`] tells it); a chain node shared by several witnesses is visited
+    /// once.
     pub fn visit_locs(&self, f: FuncId, v: &mut impl FnMut(Loc, FuncId)) {
+        let mut memo = VisitMemo::default();
         let witnesses = self.accesses.iter().flat_map(|a| &a.witnesses);
         let sites = witnesses
             .map(|w| (w.loc, &w.chain, w.func))
             .chain(self.spawns.iter().map(|sp| (sp.loc, &sp.chain, sp.func)));
         for (loc, chain, func) in sites {
-            let mut owner = f;
-            for call in chain.iter() {
-                v(call.loc, owner);
-                owner = call.callee;
+            let last = chain.visit_locs(f, v, &mut memo);
+            v(loc, func.unwrap_or(last));
+        }
+    }
+
+    /// Rebuilds the chains so that equal ones share their nodes (see [`ChainSharer`]).
+    pub fn share_chains(&mut self) {
+        let mut sharer = ChainSharer::default();
+        for a in &mut self.accesses {
+            for w in a.witnesses.iter_mut() {
+                w.chain = sharer.share(&w.chain);
             }
-            v(loc, func.unwrap_or(owner));
+        }
+        for sp in &mut self.spawns {
+            sp.chain = sharer.share(&sp.chain);
         }
     }
 
