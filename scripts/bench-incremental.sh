@@ -7,6 +7,8 @@
 #   (c1) leaf edit:       one leaf function's body edited on its own line (no line moves)
 #   (c2) leaf edit+line:  the same edit on a new line (every later location in the file moves)
 #   (d)  lock edit:       a function now returns holding a lock, so its callers' summaries change
+#   (f)  pointer flow:    the leaf stores its argument into a global pointer (a new points-to
+#                         flow between objects: the analysis context changes)
 #   (e)  relay report with another filter setting (no reanalysis)
 # Analyses run with RELAY's filters (--filter all=on); (e) switches bootup-thread off.
 # (b)'s report must be identical to (a)'s apart from stage times (checked, printed); with
@@ -102,13 +104,14 @@ restore() {
 }
 trap restore EXIT
 
-# bench NAME INPUT-ARGS... -- EDIT-FILE LEAF-HEADER LOCK-HEADER LOCK-STATEMENT ANALYZE-ARGS...
+# bench NAME INPUT-ARGS... -- EDIT-FILE LEAF-HEADER LOCK-HEADER LOCK-STATEMENT FLOW-STATEMENT
+#       ANALYZE-ARGS...
 bench() {
     CORPUS_NAME=$1; shift
     local inputs=()
     while [[ $1 != -- ]]; do inputs+=("$1"); shift; done
     shift
-    local file=$1 leaf=$2 lockfn=$3 lockstmt=$4; shift 4
+    local file=$1 leaf=$2 lockfn=$3 lockstmt=$4 flowstmt=$5; shift 5
     extra=("$@")
     local cache=$WORK/$CORPUS_NAME.cache orig=$WORK/$CORPUS_NAME.orig
     cp "$file" "$orig"
@@ -135,6 +138,9 @@ EOF
     cp "$orig" "$file"; edit "$file" "insert:$lockstmt" "$lockfn"
     run "d-lock-edit" "${analyze[@]}"
     check "d-lock-edit"
+    cp "$orig" "$file"; edit "$file" "insert:$flowstmt" "$leaf"
+    run "f-pointer-flow" "${analyze[@]}"
+    check "f-pointer-flow"
     cp "$orig" "$file"
     RESTORE=()
     printf '%-10s cache on disk: %s\n' "$CORPUS_NAME" "$(du -sh "$cache" | cut -f1)"
@@ -158,6 +164,7 @@ for corpus in "${@:-sqlite}"; do
             "int sqlite3Strlen30(const char *z){" \
             "static void invalidateAllOverflowCache(BtShared *pBt){" \
             "sqlite3_mutex_enter(pBt->mutex);" \
+            "sqlite3_temp_directory = (char *)z;" \
             --entry-roots
         ;;
     linux)
@@ -165,7 +172,8 @@ for corpus in "${@:-sqlite}"; do
         [[ -f $dir/kernel/groups.i ]] || die "no $dir/kernel/groups.i (run scripts/corpus-linux.sh)"
         header=$'int groups_search(const struct group_info *group_info, kgid_t grp)\n{'
         bench linux "$dir/kernel" "$dir/mm" "$dir/drivers/net/ethernet/intel/e1000" -- \
-            "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" --max-rounds 4
+            "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
+            "init_task.group_leader = (void *)group_info;" --max-rounds 4
         ;;
     *) die "unknown corpus $corpus (sqlite, linux)" ;;
     esac
