@@ -362,7 +362,9 @@ impl SummaryRun<'_> {
                     return (sums, Some(run), Some(stats));
                 }
             }
+            let beat = Heartbeat::start(self.options.schedule.progress, "loading summaries");
             sums.load_stored(&c);
+            drop(beat);
             if c.lost() == 0 {
                 return (sums, None, Some(c.stats()));
             }

@@ -106,23 +106,27 @@ pub fn run(args: &CacheCommand) -> Result<i32> {
 
 fn print_stats(out: &mut impl Write, s: &CacheStats) -> Result<()> {
     writeln!(out, "cache {}", s.dir)?;
-    writeln!(out, "{:<8} {:>10} {:>12}", "kind", "entries", "bytes")?;
-    for k in &s.kinds {
-        writeln!(
-            out,
-            "{:<8} {:>10} {:>12}",
-            k.kind,
-            k.entries,
-            human(k.bytes)
-        )?;
+    let w = s
+        .kinds
+        .iter()
+        .map(|k| k.kind.len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let rows = std::iter::once(("kind", "entries".to_string(), "bytes".to_string()))
+        .chain(
+            s.kinds
+                .iter()
+                .map(|k| (k.kind.as_str(), k.entries.to_string(), human(k.bytes))),
+        )
+        .chain(std::iter::once((
+            "total",
+            s.entries.to_string(),
+            human(s.bytes),
+        )));
+    for (kind, entries, bytes) in rows {
+        writeln!(out, "{kind:<w$} {entries:>10} {bytes:>12}")?;
     }
-    writeln!(
-        out,
-        "{:<8} {:>10} {:>12}",
-        "total",
-        s.entries,
-        human(s.bytes)
-    )?;
     if s.temp_files > 0 {
         writeln!(
             out,
