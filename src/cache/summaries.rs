@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fingerprint::{self, ClassTable};
 use super::{store, Corruption, Key, KeyBuilder, Store};
-use crate::callgraph::{CallGraph, Scc, SccId};
+use crate::callgraph::{CallGraph, Scc};
 use crate::ir::{FuncId, Loc, Name};
 use crate::link::Program;
 use crate::models::Models;
@@ -164,16 +164,10 @@ impl<'a> SummaryCache<'a> {
             classes,
             context,
             bodies: fingerprint::function_bodies(program),
-            content: (0..program.functions.len())
-                .map(|_| OnceLock::new())
-                .collect(),
-            own_locs: (0..program.functions.len())
-                .map(|_| OnceLock::new())
-                .collect(),
-            placed: (0..program.functions.len())
-                .map(|_| OnceLock::new())
-                .collect(),
-            reused_keys: (0..cg.sccs.len()).map(|_| OnceLock::new()).collect(),
+            content: unset(program.functions.len()),
+            own_locs: unset(program.functions.len()),
+            placed: unset(program.functions.len()),
+            reused_keys: unset(cg.sccs.len()),
             reused: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             loaded: AtomicUsize::new(0),
@@ -456,6 +450,11 @@ fn scc_own_locs(scc: &Scc, summaries: &[Option<&Summary>]) -> Vec<Vec<Loc>> {
     locs
 }
 
+/// `n` values not set yet.
+fn unset<T>(n: usize) -> Vec<OnceLock<T>> {
+    (0..n).map(|_| OnceLock::new()).collect()
+}
+
 /// A function's content hash with its own locations (relative): what moves when its lines
 /// do.
 fn placed(content: &Key, relative_locs: &[Loc]) -> Key {
@@ -491,16 +490,23 @@ impl SummaryStore for SummaryCache<'_> {
         if !stored.iter().all(present) {
             return None;
         }
-        if let Some(&f) = scc.functions.first() {
-            let id: Option<SccId> = self.cg.scc_of.get(f.index()).copied();
-            if let Some(id) = id {
-                let _ = self.reused_keys[id.index()].set(key);
-            }
+        // Every location first: nothing is recorded for an SCC that is then analysed.
+        let locs: Vec<Vec<Loc>> = scc
+            .functions
+            .iter()
+            .zip(&stored)
+            .map(|(&f, s)| s.locs.iter().map(|&l| self.absolute_loc(l, f)).collect())
+            .collect::<Option<_>>()?;
+        if let Some(id) = scc
+            .functions
+            .first()
+            .and_then(|f| self.cg.scc_of.get(f.index()))
+        {
+            let _ = self.reused_keys[id.index()].set(key);
         }
         let mut facts = Vec::with_capacity(stored.len());
-        for (&f, s) in scc.functions.iter().zip(stored) {
-            let locs = s.locs.iter().map(|&l| self.absolute_loc(l, f));
-            let _ = self.own_locs[f.index()].set(locs.collect::<Option<_>>()?);
+        for ((&f, s), locs) in scc.functions.iter().zip(stored).zip(locs) {
+            let _ = self.own_locs[f.index()].set(locs);
             self.set_content(f, Key(s.content));
             facts.push(s.facts);
         }

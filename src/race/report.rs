@@ -35,7 +35,6 @@ pub struct ReportBuilder<'a> {
     members: OnceCell<FxHashMap<u32, Vec<Origin>>>,
     /// The classes pointing to each class, by representative (built on first use).
     pointers: OnceCell<FxHashMap<u32, Vec<u32>>>,
-    rep_names: RefCell<FxHashMap<u32, String>>,
     /// [`ReportBuilder::class_name`] by class and depth.
     class_names: RefCell<FxHashMap<(u32, u32), Option<String>>>,
 }
@@ -54,7 +53,6 @@ impl<'a> ReportBuilder<'a> {
             entries,
             members: OnceCell::new(),
             pointers: OnceCell::new(),
-            rep_names: Default::default(),
             class_names: Default::default(),
         }
     }
@@ -232,14 +230,8 @@ impl<'a> ReportBuilder<'a> {
     /// with every edit, so warnings keep their keys (and baselines) across edits.
     fn rep_name(&self, c: u32) -> String {
         let c = self.pta.class(c);
-        if let Some(n) = self.rep_names.borrow().get(&c) {
-            return n.clone();
-        }
-        let name = self
-            .class_name(c, POINTER_NAMING_DEPTH)
-            .unwrap_or_else(|| format!("rep#{c}"));
-        self.rep_names.borrow_mut().insert(c, name.clone());
-        name
+        self.class_name(c, POINTER_NAMING_DEPTH)
+            .unwrap_or_else(|| format!("rep#{c}"))
     }
 
     /// [`ReportBuilder::rep_name`] of a representative, following at most `depth` pointers to
