@@ -68,8 +68,9 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub strict_publication: bool,
     /// Pair accesses of incompatible types too (an `int` and a pointer member of objects the
-    /// points-to analysis merged): by default C's effective-type rules say they are different
-    /// memory (README, "Type-aware aliasing").
+    /// points-to analysis merged, or members of two unrelated struct types): by default C's
+    /// effective-type rules say they are different memory (README, "Type-aware aliasing"; code
+    /// built with `-fno-strict-aliasing` may break them)
     #[arg(long)]
     pub no_type_alias: bool,
     /// Pair accesses even when the inclusion-based points-to analysis proves their objects

@@ -17,6 +17,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::entries::{EntryOrigin, ThreadEntry};
 use super::objects::AccessObjects;
+use super::types::{AccessType, TypeAlias};
 use crate::pta::PointsTo;
 use crate::summary::path::Classes;
 use crate::summary::shared::SharedAccesses;
@@ -36,6 +37,8 @@ pub(super) struct Group<'a> {
     pub within: Option<(u32, bool)>,
     /// The objects its sites may touch, by the inclusion-based points-to (`super::objects`).
     pub objects: Option<u32>,
+    /// What C's aliasing rules know of it (`super::types`).
+    pub ty: AccessType,
     /// The entries that perform it, in entry order, each once, with their witnesses (the same
     /// sites, reached through their own call chains).
     pub performers: Performers<'a>,
@@ -204,11 +207,13 @@ impl<'a> Candidates<'a> {
         input: &super::RaceInput<'_>,
         sums: &'a Summaries,
         objects: &mut Option<AccessObjects<'_>>,
+        types: &TypeAlias,
     ) -> Candidates<'a> {
         let (program, pta, entries) = (input.program, input.pta, input.entries);
         let reaching = reaching_entries(entries, sums);
         let mut b = Builder {
             pta,
+            types,
             objects,
             groups: Vec::new(),
             index: FxHashMap::default(),
@@ -292,6 +297,7 @@ enum Addition<'l> {
 /// The groups and buckets being built.
 struct Builder<'a, 'b, 'p> {
     pta: &'b PointsTo,
+    types: &'b TypeAlias,
     objects: &'b mut Option<AccessObjects<'p>>,
     groups: Vec<Group<'a>>,
     index: FxHashMap<GroupKey<'a>, u32>,
@@ -333,6 +339,7 @@ impl<'a> Builder<'a, '_, '_> {
             object: key.object,
             within: key.within,
             objects: key.objects,
+            ty: self.types.of(classes.program, a.path),
             performers: match by {
                 Addition::Own(entry) => Performers::Listed(vec![Performer {
                     entry,

@@ -16,6 +16,7 @@ use super::candidates::{Group, Orderers, Performer};
 use super::entries::ThreadEntry;
 use super::objects::AccessObjects;
 use super::pairs::{Pair, PairStats, Side};
+use super::types::TypeAlias;
 use crate::ir::types::RecordKind;
 use crate::link::Program;
 use crate::models::LockMode;
@@ -25,8 +26,8 @@ use crate::summary::{AccessKind, AccessView, Path, Phase, Root, Step};
 pub(super) struct PairContext<'p> {
     pub program: &'p Program,
     pub entries: &'p [ThreadEntry],
-    /// Type-aware aliasing on ([`super::types`]).
-    pub type_alias: bool,
+    /// Type-aware aliasing, when on ([`super::types`]).
+    pub type_alias: Option<&'p TypeAlias>,
     /// Distinct objects on ([`super::objects`]).
     pub objects: Option<AccessObjects<'p>>,
     orderers: Orderers,
@@ -47,7 +48,7 @@ impl<'p> PairContext<'p> {
     pub fn new(
         program: &'p Program,
         entries: &'p [ThreadEntry],
-        type_alias: bool,
+        type_alias: Option<&'p TypeAlias>,
         objects: Option<AccessObjects<'p>>,
     ) -> Self {
         PairContext {
@@ -209,7 +210,7 @@ pub(super) fn check<'a>(
             return None;
         }
     }
-    if cx.type_alias && super::types::incompatible(cx.program, a.path, b.path) {
+    if cx.type_alias.is_some_and(|t| t.incompatible(&x.ty, &y.ty)) {
         stats.type_alias += kept;
         return None;
     }
@@ -743,7 +744,7 @@ mod tests {
             ..entry(Some(Path::new(Root::Global(GlobalId(3)))))
         };
         let entries = [main, t, w, c];
-        let cx = PairContext::new(&program, &entries, false, None);
+        let cx = PairContext::new(&program, &entries, None, None);
         let g = Path::new(Root::Global(GlobalId(7)));
         let own = arg_member(2);
         let (none, arg_lock, global_lock) = (
@@ -798,6 +799,7 @@ mod tests {
                     object: None,
                     within: None,
                     objects: None,
+                    ty: Default::default(),
                     performers,
                     once: std::sync::Arc::from([]),
                     may_order: false,

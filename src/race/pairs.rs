@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, PairContext, Scratch};
 use super::objects::AccessObjects;
+use super::types::TypeAlias;
 use crate::ir::{FuncId, Loc};
 use crate::progress::Progress;
 use crate::summary::{AccessView, Summaries};
@@ -126,13 +127,15 @@ pub fn racing_pairs<'a>(
     sums: &'a Summaries,
 ) -> (Vec<Pair<'a>>, PairStats) {
     let mut objects = input.objects.map(AccessObjects::new);
-    let cands = Candidates::collect(input, sums, &mut objects);
+    let types = TypeAlias::new(&input.program.types);
+    let cands = Candidates::collect(input, sums, &mut objects, &types);
     let mut stats = PairStats {
         entries: input.entries.len(),
         buckets: cands.buckets.len(),
         ..Default::default()
     };
-    let cx = PairContext::new(input.program, input.entries, input.type_alias, objects);
+    let type_alias = input.type_alias.then_some(&types);
+    let cx = PairContext::new(input.program, input.entries, type_alias, objects);
     let groups = &cands.groups;
     // Whole-object accesses, and the member accesses of their objects, by object.
     let wholes: Vec<u32> = (0..groups.len() as u32)

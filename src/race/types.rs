@@ -1,15 +1,29 @@
-//! Type-aware aliasing (C11 6.5p7, effective types): two accesses whose lvalue types belong to
-//! different alias classes — an `int` and a pointer, a `double` and a `long` — do not access
-//! the same memory, even when Steensgaard put their objects in one points-to class.
+//! Type-aware aliasing (C11 6.5p7, effective types): two accesses that C's aliasing rules keep
+//! apart do not access the same memory, even when Steensgaard put their objects and members in
+//! one points-to class. Two rules, one switch (`--no-type-alias` turns both off):
 //!
-//! Character types, records, unions, arrays and unknown types may alias anything (byte copies,
-//! whole-object accesses, a member path the analysis could not type). Integers are classed by
-//! size (signedness and `long` vs `long long` are not told apart), floating types by kind, all
-//! object pointers together. The type of an access is known when its path names a member:
-//! the member's declared type, then the element and pointee types of the steps after it.
-//! `--no-type-alias` turns the check off.
+//! - **Scalar types.** Lvalue types of different alias classes — an `int` and a pointer, a
+//!   `double` and a `long` — are different memory. Character types, records, unions, arrays and
+//!   unknown types may alias anything (byte copies, whole-object accesses, a member path the
+//!   analysis could not type). Integers are classed by size (signedness and `long` vs
+//!   `long long` are not told apart), floating types by kind, all object pointers together.
+//! - **Members of unrelated records.** `p->f` accesses member `f` of an object of `p`'s record
+//!   type `A`, `q->g` member `g` of a `B`. With `A` ≠ `B` they are one piece of memory only if one
+//!   object lies inside the other's member (`f` is or holds a `B`), or a union holds both (its
+//!   arms overlap). Any other overlap reads an object through an lvalue of an unrelated struct
+//!   type, which the effective-type rules leave undefined (GCC's `-fstrict-aliasing` assumes it
+//!   away the same way: the base types' alias sets do not conflict). Records are told apart by
+//!   tag (two definitions of one tag are one record here), anonymous ones by their members'
+//!   names. A character member (`char buf[]`, which may be read as any object's bytes), or a
+//!   path that follows a pointer after its last member, says nothing about the object.
+//!
+//! The type of an access is known when its path names a member: the member's declared type,
+//! then the element and pointee types of the steps after it.
 
-use crate::ir::types::{FloatKind, IntKind, TypeId, TypeKind, TypeTable};
+use rustc_hash::FxHashMap;
+
+use crate::ir::types::{FloatKind, IntKind, RecordId, RecordKind, TypeId, TypeKind, TypeTable};
+use crate::ir::Name;
 use crate::link::Program;
 use crate::summary::{Path, Step};
 
@@ -21,32 +35,185 @@ enum AliasClass {
     Pointer,
 }
 
-/// Whether two accesses' types prove they are different memory.
-pub(super) fn incompatible(program: &Program, a: &Path, b: &Path) -> bool {
-    let class = |p: &Path| access_type(program, p).and_then(|t| alias_class(&program.types, t));
-    matches!((class(a), class(b)), (Some(x), Some(y)) if x != y)
+/// What C's aliasing rules know of one access: its scalar type and the member it lies in.
+#[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
+pub(super) struct AccessType {
+    scalar: Option<AliasClass>,
+    member: Option<MemberPlace>,
 }
 
-/// The declared type of the lvalue a path denotes, when it names a member.
-fn access_type(program: &Program, path: &Path) -> Option<TypeId> {
-    let types = &program.types;
+/// The member of a record an access lies in, by record keys ([`RecordKeys`]).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct MemberPlace {
+    /// The record of the last member on the path.
+    record: u32,
+    /// The record the member is (or is an array of), when it is one.
+    holds: Option<u32>,
+}
+
+/// The program's records as the member rule reads them: one key per tag (or anonymous
+/// members' names), what each key's objects may hold, and the unions each may lie in.
+pub(super) struct TypeAlias {
+    key: Vec<u32>,
+    /// Per key: the keys of every record its objects hold (transitively, itself included), sorted.
+    holds: Vec<Box<[u32]>>,
+    /// Per key: the unions whose objects may hold it (a union itself included), sorted.
+    in_unions: Vec<Box<[u32]>>,
+}
+
+impl TypeAlias {
+    pub fn new(types: &TypeTable) -> TypeAlias {
+        let records = types.records();
+        let key = record_keys(records);
+        let keys = key.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
+        // Direct containment between keys: a member of record type, or an array of one.
+        let mut direct: Vec<Vec<u32>> = vec![Vec::new(); keys];
+        let mut is_union = vec![false; keys];
+        for (r, def) in records.iter().enumerate() {
+            let k = key[r];
+            is_union[k as usize] |= def.kind == RecordKind::Union;
+            for f in &def.fields {
+                if let Some(inner) = record_of(types, f.ty) {
+                    direct[k as usize].push(key[inner.0 as usize]);
+                }
+            }
+        }
+        let holds = closures(&direct);
+        let mut in_unions: Vec<Vec<u32>> = vec![Vec::new(); keys];
+        for u in (0..keys).filter(|&u| is_union[u]) {
+            for &inner in holds[u].iter() {
+                in_unions[inner as usize].push(u as u32);
+            }
+        }
+        TypeAlias {
+            key,
+            holds,
+            in_unions: in_unions
+                .into_iter()
+                .map(|mut v| {
+                    v.sort_unstable();
+                    v.into_boxed_slice()
+                })
+                .collect(),
+        }
+    }
+
+    /// What the aliasing rules know of an access to the lvalue `path` denotes.
+    pub fn of(&self, program: &Program, path: &Path) -> AccessType {
+        let types = &program.types;
+        let Some((k, record, name)) = last_member(path) else {
+            return AccessType::default();
+        };
+        let Some(field) = types.record(record).fields.iter().find(|f| f.name == name) else {
+            return AccessType::default();
+        };
+        let rest = &path.steps[k + 1..];
+        let scalar = lvalue_type(types, field.ty, rest).and_then(|t| alias_class(types, t));
+        let member =
+            (!rest.contains(&Step::Deref) && !is_character(types, field.ty)).then(|| MemberPlace {
+                record: self.key[record.0 as usize],
+                holds: record_of(types, field.ty).map(|r| self.key[r.0 as usize]),
+            });
+        AccessType { scalar, member }
+    }
+
+    /// Whether the two accesses are different memory by C's aliasing rules.
+    pub fn incompatible(&self, a: &AccessType, b: &AccessType) -> bool {
+        if matches!((a.scalar, b.scalar), (Some(x), Some(y)) if x != y) {
+            return true;
+        }
+        let (Some(x), Some(y)) = (a.member, b.member) else {
+            return false;
+        };
+        let holds = |m: MemberPlace, r: u32| m.holds.is_some_and(|h| self.holds_key(h, r));
+        x.record != y.record
+            && !holds(x, y.record)
+            && !holds(y, x.record)
+            && !sorted_meet(
+                &self.in_unions[x.record as usize],
+                &self.in_unions[y.record as usize],
+            )
+    }
+
+    fn holds_key(&self, outer: u32, inner: u32) -> bool {
+        self.holds[outer as usize].binary_search(&inner).is_ok()
+    }
+}
+
+/// One key per record tag; anonymous records by kind and member names.
+fn record_keys(records: &[crate::ir::types::RecordDef]) -> Vec<u32> {
+    let mut tags: FxHashMap<Name, u32> = FxHashMap::default();
+    let mut shapes: FxHashMap<(bool, Vec<Name>), u32> = FxHashMap::default();
+    let mut next = 0u32;
+    let mut fresh = || {
+        next += 1;
+        next - 1
+    };
+    records
+        .iter()
+        .map(|def| match def.tag {
+            Some(tag) => *tags.entry(tag).or_insert_with(&mut fresh),
+            None => {
+                let names = def.fields.iter().map(|f| f.name).collect();
+                let shape = (def.kind == RecordKind::Union, names);
+                *shapes.entry(shape).or_insert_with(&mut fresh)
+            }
+        })
+        .collect()
+}
+
+/// Per key, every key reachable from it in `direct`, itself included, sorted (iterative:
+/// nesting depth is input-dependent).
+fn closures(direct: &[Vec<u32>]) -> Vec<Box<[u32]>> {
+    let mut mark = vec![u32::MAX; direct.len()];
+    let mut stack = Vec::new();
+    (0..direct.len() as u32)
+        .map(|k| {
+            let mut seen = vec![k];
+            mark[k as usize] = k;
+            stack.push(k);
+            while let Some(x) = stack.pop() {
+                for &y in &direct[x as usize] {
+                    if mark[y as usize] != k {
+                        mark[y as usize] = k;
+                        seen.push(y);
+                        stack.push(y);
+                    }
+                }
+            }
+            seen.sort_unstable();
+            seen.into_boxed_slice()
+        })
+        .collect()
+}
+
+fn sorted_meet(x: &[u32], y: &[u32]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+/// The last member step of a path: its index, record and name (a known record only).
+fn last_member(path: &Path) -> Option<(usize, RecordId, Name)> {
     let k = path
         .steps
         .iter()
         .rposition(|s| matches!(s, Step::Field(..)))?;
-    let Step::Field(record, name) = path.steps[k] else {
-        return None;
-    };
-    if record.0 == u32::MAX {
-        return None;
+    match path.steps[k] {
+        Step::Field(record, name) if record.0 != u32::MAX => Some((k, record, name)),
+        _ => None,
     }
-    let mut t = types
-        .record(record)
-        .fields
-        .iter()
-        .find(|f| f.name == name)?
-        .ty;
-    for step in &path.steps[k + 1..] {
+}
+
+/// The type of the lvalue a member of type `t` followed by the steps `rest` denotes.
+fn lvalue_type(types: &TypeTable, mut t: TypeId, rest: &[Step]) -> Option<TypeId> {
+    for step in rest {
         t = match step {
             Step::Deref => match types.kind(t) {
                 TypeKind::Pointer(p) => *p,
@@ -60,6 +227,33 @@ fn access_type(program: &Program, path: &Path) -> Option<TypeId> {
         };
     }
     Some(t)
+}
+
+/// The array element type under any number of array levels.
+fn element(types: &TypeTable, mut t: TypeId) -> TypeId {
+    while let TypeKind::Array { elem, .. } = types.kind(t) {
+        t = *elem;
+    }
+    t
+}
+
+/// The record a member of type `t` is, or is an array of.
+fn record_of(types: &TypeTable, t: TypeId) -> Option<RecordId> {
+    match types.kind(element(types, t)) {
+        TypeKind::Record(r) => Some(*r),
+        _ => None,
+    }
+}
+
+/// A character type or an array of one: its bytes may be any object's.
+fn is_character(types: &TypeTable, t: TypeId) -> bool {
+    matches!(
+        types.kind(element(types, t)),
+        TypeKind::Int {
+            kind: IntKind::Char,
+            ..
+        }
+    )
 }
 
 fn alias_class(types: &TypeTable, t: TypeId) -> Option<AliasClass> {
@@ -76,4 +270,133 @@ fn alias_class(types: &TypeTable, t: TypeId) -> Option<AliasClass> {
         TypeKind::Pointer(_) => AliasClass::Pointer,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::Root;
+
+    const DECLS: &str = "
+        struct b { int g; long h; };
+        struct a { int f; struct b b; struct b arr[2]; };
+        struct c { int x; };
+        struct d { int y; };
+        union u { struct c c; struct d d; };
+        struct e { int e; char buf[8]; int *p; };
+        struct w { union u u; int z; };
+        struct o { struct { int anon; }; int after; };
+        struct a ga; struct e ge; struct w gw; struct o go; union u gu;";
+
+    fn program() -> Program {
+        let names = crate::ir::names::Names::new();
+        let out = crate::frontend::lower::lower_unit("t.c".to_string(), DECLS, &names);
+        let mut linker = crate::link::Linker::new(std::sync::Arc::new(names));
+        linker.add(0, out.unit);
+        linker.finish()
+    }
+
+    /// `(*formal).tag.member` with further steps.
+    fn member(p: &Program, tag: &str, name: &str, rest: &[Step]) -> Path {
+        let records = p.types.records();
+        let r = records
+            .iter()
+            .position(|d| d.tag.is_some_and(|t| p.names.get(t) == tag))
+            .or_else(|| {
+                let anon = p.names.intern(name);
+                records
+                    .iter()
+                    .position(|d| d.tag.is_none() && d.fields.iter().any(|f| f.name == anon))
+            })
+            .expect("record");
+        let step = Step::Field(RecordId(r as u32), p.names.intern(name));
+        let mut steps = vec![Step::Deref, step];
+        steps.extend_from_slice(rest);
+        Path::new(Root::Formal(0)).extended(&steps)
+    }
+
+    fn apart(p: &Program, x: &Path, y: &Path) -> bool {
+        let t = TypeAlias::new(&p.types);
+        let (tx, ty) = (t.of(p, x), t.of(p, y));
+        assert_eq!(t.incompatible(&tx, &ty), t.incompatible(&ty, &tx));
+        t.incompatible(&tx, &ty)
+    }
+
+    #[test]
+    fn scalar_types_of_different_classes_are_apart() {
+        let p = program();
+        let (f, h) = (member(&p, "a", "f", &[]), member(&p, "b", "h", &[]));
+        assert!(apart(&p, &f, &h), "int vs long");
+        let ptr = member(&p, "e", "p", &[]);
+        assert!(apart(&p, &ptr, &f), "pointer vs int");
+        let pointee = member(&p, "e", "p", &[Step::Deref]);
+        assert!(
+            !apart(&p, &pointee, &member(&p, "c", "x", &[])),
+            "both int, p's target anywhere"
+        );
+    }
+
+    #[test]
+    fn members_of_unrelated_records_are_apart() {
+        let p = program();
+        let (f, x, y) = (
+            member(&p, "a", "f", &[]),
+            member(&p, "c", "x", &[]),
+            member(&p, "e", "e", &[]),
+        );
+        assert!(apart(&p, &f, &x));
+        assert!(apart(&p, &x, &y));
+        assert!(!apart(&p, &f, &f));
+    }
+
+    #[test]
+    fn a_member_holding_the_other_record_may_overlap_it() {
+        let p = program();
+        let g = member(&p, "b", "g", &[]);
+        assert!(
+            !apart(&p, &member(&p, "a", "b", &[]), &g),
+            "a.b is a struct b"
+        );
+        assert!(
+            !apart(&p, &member(&p, "a", "arr", &[Step::Index]), &g),
+            "an array of them"
+        );
+        assert!(
+            apart(&p, &member(&p, "a", "f", &[]), &g),
+            "a.f is not where a's b lies"
+        );
+    }
+
+    #[test]
+    fn records_in_one_union_may_overlap() {
+        let p = program();
+        let (x, y) = (member(&p, "c", "x", &[]), member(&p, "d", "y", &[]));
+        assert!(!apart(&p, &x, &y), "c and d are arms of union u");
+        assert!(
+            !apart(&p, &member(&p, "u", "c", &[]), &y),
+            "the union's own member"
+        );
+        assert!(!apart(&p, &member(&p, "w", "u", &[]), &x), "w.u holds a c");
+        assert!(apart(&p, &member(&p, "w", "z", &[]), &x));
+    }
+
+    #[test]
+    fn characters_and_pointers_followed_say_nothing_of_the_record() {
+        let p = program();
+        let x = member(&p, "c", "x", &[]);
+        assert!(!apart(&p, &member(&p, "e", "buf", &[Step::Index]), &x));
+        assert!(!apart(&p, &member(&p, "e", "p", &[Step::Deref]), &x));
+    }
+
+    #[test]
+    fn anonymous_records_are_known_by_their_members() {
+        let p = program();
+        let anon = member(&p, "", "anon", &[]);
+        assert!(
+            apart(&p, &member(&p, "o", "after", &[]), &anon),
+            "o holds it elsewhere"
+        );
+        assert!(apart(&p, &anon, &member(&p, "c", "x", &[])));
+        assert!(!apart(&p, &anon, &anon));
+    }
 }
