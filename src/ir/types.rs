@@ -43,7 +43,16 @@ pub enum IntKind {
     Int128,
 }
 
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+/// The alias class of a scalar lvalue type ([`TypeTable::alias_class`]): two lvalues of
+/// different classes do not access the same object under C's effective-type rules.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub enum AliasClass {
+    Int(u8),
+    Float(FloatKind),
+    Pointer,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
 pub enum FloatKind {
     Half,
     BFloat16,
@@ -316,6 +325,26 @@ impl TypeTable {
             TypeKind::Array { elem, .. } => Some(*elem),
             _ => None,
         }
+    }
+
+    /// The alias class of a scalar lvalue type (C11 6.5p7 as relay reads it: integers by size,
+    /// signedness and `long` vs `long long` not told apart; floating types by kind; every object
+    /// pointer together). `None` — may alias anything — for character types, records, unions,
+    /// arrays and what is not a scalar.
+    pub fn alias_class(&self, t: TypeId) -> Option<AliasClass> {
+        Some(match self.kind(t) {
+            TypeKind::Int { kind, .. } => AliasClass::Int(match kind {
+                IntKind::Char => return None,
+                IntKind::Short => 2,
+                IntKind::Int => 4,
+                IntKind::Long | IntKind::LongLong => 8,
+                IntKind::Int128 => 16,
+            }),
+            TypeKind::Bool => AliasClass::Int(1),
+            TypeKind::Float(k) => AliasClass::Float(*k),
+            TypeKind::Pointer(_) => AliasClass::Pointer,
+            _ => return None,
+        })
     }
 
     /// The record of a struct/union type, or `None`.

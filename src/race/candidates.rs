@@ -18,6 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::entries::{EntryOrigin, ThreadEntry};
 use super::objects::AccessObjects;
 use super::types::{AccessType, TypeAlias};
+use crate::ir::types::AliasClass;
 use crate::pta::PointsTo;
 use crate::summary::path::Classes;
 use crate::summary::shared::SharedAccesses;
@@ -145,6 +146,7 @@ struct AccessFacts {
     locks: *const RelativeLockset,
     kind: AccessKind,
     atomic: bool,
+    value: Option<AliasClass>,
     class: Option<u32>,
     phase: Phase,
 }
@@ -156,6 +158,7 @@ impl AccessFacts {
             locks: a.locks,
             kind: a.kind,
             atomic: a.atomic,
+            value: a.value,
             class: a.class,
             phase: a.phase,
         }
@@ -339,7 +342,7 @@ impl<'a> Builder<'a, '_, '_> {
             object: key.object,
             within: key.within,
             objects: key.objects,
-            ty: self.types.of(classes.program, a.path),
+            ty: self.types.of(classes.program, a.path, a.value),
             performers: match by {
                 Addition::Own(entry) => Performers::Listed(vec![Performer {
                     entry,

@@ -2,11 +2,11 @@
 //! apart do not access the same memory, even when Steensgaard put their objects and members in
 //! one points-to class. Two rules, one switch (`--no-type-alias` turns both off):
 //!
-//! - **Scalar types.** Lvalue types of different alias classes — an `int` and a pointer, a
-//!   `double` and a `long` — are different memory. Character types, records, unions, arrays and
-//!   unknown types may alias anything (byte copies, whole-object accesses, a member path the
-//!   analysis could not type). Integers are classed by size (signedness and `long` vs
-//!   `long long` are not told apart), floating types by kind, all object pointers together.
+//! - **Scalar types.** Lvalue types of different alias classes
+//!   ([`crate::ir::types::TypeTable::alias_class`]) — an `int` and a pointer, a `double` and a
+//!   `long` — are different memory. The class is the lvalue's type at the access sites, which
+//!   the summaries record with each access (sites of several classes merged into one access
+//!   have none); character types, records, unions, arrays and unknown types may alias anything.
 //! - **Members of unrelated records.** `p->f` accesses member `f` of an object of `p`'s record
 //!   type `A`, `q->g` member `g` of a `B`. With `A` ≠ `B` they are one piece of memory only if one
 //!   object lies inside the other's member (`f` is or holds a `B`), or a union holds both (its
@@ -16,24 +16,13 @@
 //!   tag (two definitions of one tag are one record here), anonymous ones by their members'
 //!   names. A character member (`char buf[]`, which may be read as any object's bytes), or a
 //!   path that follows a pointer after its last member, says nothing about the object.
-//!
-//! The type of an access is known when its path names a member: the member's declared type,
-//! then the element and pointee types of the steps after it.
 
 use rustc_hash::FxHashMap;
 
-use crate::ir::types::{FloatKind, IntKind, RecordId, RecordKind, TypeId, TypeKind, TypeTable};
+use crate::ir::types::{AliasClass, IntKind, RecordId, RecordKind, TypeId, TypeKind, TypeTable};
 use crate::ir::Name;
 use crate::link::Program;
 use crate::summary::{Path, Step};
-
-/// The alias class of a scalar lvalue type; `None` may alias anything.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-enum AliasClass {
-    Int(u8),
-    Float(FloatKind),
-    Pointer,
-}
 
 /// What C's aliasing rules know of one access: its scalar type and the member it lies in.
 #[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
@@ -98,23 +87,26 @@ impl TypeAlias {
         }
     }
 
-    /// What the aliasing rules know of an access to the lvalue `path` denotes.
-    pub fn of(&self, program: &Program, path: &Path) -> AccessType {
+    /// What the aliasing rules know of an access to the lvalue `path` denotes, `value` being the
+    /// alias class of its type at every site ([`crate::summary::GuardedAccess::value`]).
+    pub fn of(&self, program: &Program, path: &Path, value: Option<AliasClass>) -> AccessType {
         let types = &program.types;
-        let Some((k, record, name)) = last_member(path) else {
-            return AccessType::default();
-        };
-        let Some(field) = types.record(record).fields.iter().find(|f| f.name == name) else {
-            return AccessType::default();
-        };
-        let rest = &path.steps[k + 1..];
-        let scalar = lvalue_type(types, field.ty, rest).and_then(|t| alias_class(types, t));
-        let member =
+        let member = last_member(path).and_then(|(k, record, name)| {
+            let field = types
+                .record(record)
+                .fields
+                .iter()
+                .find(|f| f.name == name)?;
+            let rest = &path.steps[k + 1..];
             (!rest.contains(&Step::Deref) && !is_character(types, field.ty)).then(|| MemberPlace {
                 record: self.key[record.0 as usize],
                 holds: record_of(types, field.ty).map(|r| self.key[r.0 as usize]),
-            });
-        AccessType { scalar, member }
+            })
+        });
+        AccessType {
+            scalar: value,
+            member,
+        }
     }
 
     /// Whether the two accesses are different memory by C's aliasing rules.
@@ -211,24 +203,6 @@ fn last_member(path: &Path) -> Option<(usize, RecordId, Name)> {
     }
 }
 
-/// The type of the lvalue a member of type `t` followed by the steps `rest` denotes.
-fn lvalue_type(types: &TypeTable, mut t: TypeId, rest: &[Step]) -> Option<TypeId> {
-    for step in rest {
-        t = match step {
-            Step::Deref => match types.kind(t) {
-                TypeKind::Pointer(p) => *p,
-                _ => return None,
-            },
-            Step::Index | Step::Elem(_) => match types.kind(t) {
-                TypeKind::Array { elem, .. } => *elem,
-                _ => return None,
-            },
-            Step::Field(..) => return None,
-        };
-    }
-    Some(t)
-}
-
 /// The array element type under any number of array levels.
 fn element(types: &TypeTable, mut t: TypeId) -> TypeId {
     while let TypeKind::Array { elem, .. } = types.kind(t) {
@@ -254,22 +228,6 @@ fn is_character(types: &TypeTable, t: TypeId) -> bool {
             ..
         }
     )
-}
-
-fn alias_class(types: &TypeTable, t: TypeId) -> Option<AliasClass> {
-    Some(match types.kind(t) {
-        TypeKind::Int { kind, .. } => AliasClass::Int(match kind {
-            IntKind::Char => return None,
-            IntKind::Short => 2,
-            IntKind::Int => 4,
-            IntKind::Long | IntKind::LongLong => 8,
-            IntKind::Int128 => 16,
-        }),
-        TypeKind::Bool => AliasClass::Int(1),
-        TypeKind::Float(k) => AliasClass::Float(*k),
-        TypeKind::Pointer(_) => AliasClass::Pointer,
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
@@ -316,8 +274,16 @@ mod tests {
     }
 
     fn apart(p: &Program, x: &Path, y: &Path) -> bool {
+        typed_apart(p, (x, None), (y, None))
+    }
+
+    fn typed_apart(
+        p: &Program,
+        (x, vx): (&Path, Option<AliasClass>),
+        (y, vy): (&Path, Option<AliasClass>),
+    ) -> bool {
         let t = TypeAlias::new(&p.types);
-        let (tx, ty) = (t.of(p, x), t.of(p, y));
+        let (tx, ty) = (t.of(p, x, vx), t.of(p, y, vy));
         assert_eq!(t.incompatible(&tx, &ty), t.incompatible(&ty, &tx));
         t.incompatible(&tx, &ty)
     }
@@ -325,14 +291,23 @@ mod tests {
     #[test]
     fn scalar_types_of_different_classes_are_apart() {
         let p = program();
+        let (int, long, ptr) = (
+            Some(AliasClass::Int(4)),
+            Some(AliasClass::Int(8)),
+            Some(AliasClass::Pointer),
+        );
         let (f, h) = (member(&p, "a", "f", &[]), member(&p, "b", "h", &[]));
-        assert!(apart(&p, &f, &h), "int vs long");
-        let ptr = member(&p, "e", "p", &[]);
-        assert!(apart(&p, &ptr, &f), "pointer vs int");
+        assert!(typed_apart(&p, (&f, int), (&h, long)), "int vs long");
         let pointee = member(&p, "e", "p", &[Step::Deref]);
+        let x = member(&p, "c", "x", &[]);
+        assert!(typed_apart(&p, (&pointee, ptr), (&x, int)));
         assert!(
-            !apart(&p, &pointee, &member(&p, "c", "x", &[])),
+            !typed_apart(&p, (&pointee, int), (&x, int)),
             "both int, p's target anywhere"
+        );
+        assert!(
+            !typed_apart(&p, (&pointee, None), (&x, int)),
+            "a char or unknown type"
         );
     }
 

@@ -8,6 +8,7 @@ use super::intern::Interned;
 use super::lockset::RelativeLockset;
 use super::path::Path;
 use super::threads::Phase;
+use crate::ir::types::AliasClass;
 use crate::ir::{FuncId, Loc};
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
@@ -58,6 +59,10 @@ pub struct GuardedAccess {
     pub kind: AccessKind,
     /// Through an `_Atomic` object or an atomic operation: never races with another atomic access.
     pub atomic: bool,
+    /// The alias class of the lvalue's type at every site (`None`: a character, record or
+    /// unknown type, or sites of several classes): what C's effective types say it may touch.
+    #[serde(default)]
+    pub value: Option<AliasClass>,
     /// The points-to class of the accessed memory (the race stage buckets by it).
     pub class: Option<u32>,
     /// Whether threads the summarised function created may run at the access.
@@ -84,6 +89,7 @@ impl AccessTables {
             locks: &self.locksets[a.locks as usize],
             kind: a.kind,
             atomic: a.atomic,
+            value: a.value,
             class: a.class,
             phase: a.phase,
             witnesses: &a.witnesses,
@@ -118,6 +124,7 @@ pub struct AccessView<'a> {
     pub locks: &'a RelativeLockset,
     pub kind: AccessKind,
     pub atomic: bool,
+    pub value: Option<AliasClass>,
     pub class: Option<u32>,
     pub phase: Phase,
     pub witnesses: &'a [Witness],
@@ -130,10 +137,10 @@ impl<'a> AccessView<'a> {
     }
 }
 
-/// (path, lockset, kind, atomic, phase).
-pub type AccessKey = (u32, u32, AccessKind, bool, Phase);
-/// What [`AccessSet::coarsen`] keeps per merged access: lockset id, class, witness.
-type Merged = (u32, Option<u32>, Vec<Witness>);
+/// (path, lockset, kind, atomic, value, phase).
+pub type AccessKey = (u32, u32, AccessKind, bool, Option<AliasClass>, Phase);
+/// What [`AccessSet::coarsen`] keeps per merged access: lockset id, value, class, witnesses.
+type Merged = (u32, Option<AliasClass>, Option<u32>, Vec<Witness>);
 
 /// The order of witnesses: shortest chain, then location, then the chain itself (a total order,
 /// so which witness survives a merge does not depend on the order accesses were found in).
@@ -253,29 +260,34 @@ impl AccessSet {
         // (collapsed path, kind, atomic, phase) → (lockset, class, witness).
         let mut merged: rustc_hash::FxHashMap<(u32, AccessKind, bool, Phase), Merged> =
             rustc_hash::FxHashMap::default();
-        for ((p, l, kind, atomic, phase), (class, ws)) in map {
+        for ((p, l, kind, atomic, value, phase), (class, ws)) in map {
             let Some(path) = new_path[p as usize] else {
                 continue;
             };
             match merged.entry((path, kind, atomic, phase)) {
                 std::collections::hash_map::Entry::Occupied(mut e) => {
-                    let (locks, _, all) = e.get_mut();
+                    let (locks, joined, _, all) = e.get_mut();
                     *locks = joins.join(*locks, l);
+                    // Sites of two classes: the merged access may be either.
+                    if *joined != value {
+                        *joined = None;
+                    }
                     all.extend(ws);
                 }
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((l, class, ws));
+                    e.insert((l, value, class, ws));
                 }
             }
         }
         // Merged keys are distinct, so the insertion order does not matter (`finish` sorts).
         let mut out = AccessSet::default();
-        for ((p, kind, atomic, phase), (locks, class, mut ws)) in merged {
+        for ((p, kind, atomic, phase), (locks, value, class, mut ws)) in merged {
             let key = (
                 out.path_id(new_paths[p as usize].clone()),
                 out.lockset_id(joins.get(locks)),
                 kind,
                 atomic,
+                value,
                 phase,
             );
             // In the total witness order: which ones survive does not depend on the order
@@ -303,18 +315,19 @@ impl AccessSet {
             .map
             .into_iter()
             .map(
-                |((path, locks, kind, atomic, phase), (class, witnesses))| GuardedAccess {
+                |((path, locks, kind, atomic, value, phase), (class, witnesses))| GuardedAccess {
                     path: path_new[path as usize],
                     locks: lockset_new[locks as usize],
                     kind,
                     atomic,
+                    value,
                     class,
                     phase,
                     witnesses: witnesses.into_boxed_slice(),
                 },
             )
             .collect();
-        accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
+        accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.value, a.phase));
         (AccessTables::new(paths, locksets), accesses)
     }
 }
@@ -410,6 +423,12 @@ mod tests {
                 set.lockset_id(locks),
                 AccessKind::Write,
                 false,
+                // g1 and g2 are ints, g3 a pointer: merged, they are either.
+                Some(if *p == 3 {
+                    AliasClass::Pointer
+                } else {
+                    AliasClass::Int(4)
+                }),
                 Phase::Before,
             );
             set.insert(key, Some(7), 0, at(*line), || Witness {
@@ -439,6 +458,9 @@ mod tests {
         let lines: Vec<Loc> = out[0].witnesses.iter().map(|w| w.loc).collect();
         assert_eq!(lines, vec![at(20), at(30), at(40)]);
         assert_eq!(out[0].class, Some(7));
+        assert_eq!(out[0].value, None, "an int and a pointer merged");
+        let ints = coarsened(&accesses[..2]).1;
+        assert_eq!(ints[0].value, Some(AliasClass::Int(4)), "two ints merged");
         // Any insertion order gives the same result.
         let mut reversed = accesses.clone();
         reversed.reverse();
@@ -453,6 +475,7 @@ mod tests {
             set.lockset_id(&held(&[], &[])),
             AccessKind::Read,
             false,
+            None,
             Phase::Threaded,
         );
         let callee = CallSite {

@@ -35,6 +35,14 @@ type ExitJoins = rustc_hash::FxHashMap<(usize, usize), Vec<Expr>>;
 /// Constant indices up to this one are elements of their own (`Step::Elem`); past it, any.
 const MAX_ELEM: u32 = 1 << 16;
 
+/// How an lvalue is accessed: read or write, atomically or not, and as which alias class.
+#[derive(Copy, Clone)]
+pub(super) struct How {
+    pub kind: AccessKind,
+    pub atomic: bool,
+    pub value: Option<crate::ir::types::AliasClass>,
+}
+
 /// At most this many members of a record get the accesses of a whole-object access.
 const MAX_MEMBER_ACCESSES: usize = 64;
 
@@ -461,13 +469,18 @@ impl<'a> FnAnalysis<'a> {
         }
         let atomic = self.is_atomic(lv);
         let class = || self.ctx.pta.lval_class(self.func, lv);
-        let record = crate::pta::signature::lval_type(self.ctx.program, self.func, lv)
-            .and_then(|t| self.ctx.program.types.as_record(t));
+        let types = &self.ctx.program.types;
+        let ty = crate::pta::signature::lval_type(self.ctx.program, self.func, lv);
+        let record = ty.and_then(|t| types.as_record(t));
+        let how = How {
+            kind,
+            atomic,
+            value: ty.and_then(|t| types.alias_class(t)),
+        };
         for p in self.lval_paths(st, lv) {
-            let covered =
-                record.is_some_and(|r| self.push_members(st, col, &p, r, kind, atomic, loc));
+            let covered = record.is_some_and(|r| self.push_members(st, col, &p, r, how, loc));
             if !covered {
-                self.push(st, col, p, kind, atomic, loc, class);
+                self.push(st, col, p, how, loc, class);
             }
         }
     }
@@ -478,15 +491,13 @@ impl<'a> FnAnalysis<'a> {
     /// nested records (at most [`MAX_MEMBER_ACCESSES`] in all). Whether that covers the whole
     /// object, in which case the whole-object access need not be recorded (the race stage
     /// pairs a whole-object access with every member access of its object, which costs).
-    #[allow(clippy::too_many_arguments)]
     fn push_members(
         &self,
         st: &State,
         col: &mut Collector,
         path: &Path,
         r: RecordId,
-        kind: AccessKind,
-        atomic: bool,
+        how: How,
         loc: Loc,
     ) -> bool {
         let types = &self.ctx.program.types;
@@ -508,20 +519,22 @@ impl<'a> FnAnalysis<'a> {
                 if let Some(nested) = types.as_record(t) {
                     records.push_back((inner, nested));
                 }
-                self.push(st, col, member, kind, atomic, loc, class);
+                let how = How {
+                    value: types.alias_class(f.ty),
+                    ..how
+                };
+                self.push(st, col, member, how, loc, class);
             }
         }
         true
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn push(
         &self,
         st: &State,
         col: &mut Collector,
         path: Path,
-        kind: AccessKind,
-        atomic: bool,
+        how: How,
         loc: Loc,
         fallback_class: impl Fn() -> Option<u32>,
     ) {
@@ -532,8 +545,9 @@ impl<'a> FnAnalysis<'a> {
             let key = (
                 col.accesses.path_id(path),
                 col.accesses.lockset_id(&st.locks),
-                kind,
-                atomic,
+                how.kind,
+                how.atomic,
+                how.value,
                 st.threads.phase(),
             );
             col.accesses.insert(key, class, 0, loc, || Witness {

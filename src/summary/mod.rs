@@ -95,8 +95,8 @@ impl Summary {
     /// summaries depend on, and what a recursive SCC's fixpoint must stabilise.
     pub fn same_facts(&self, other: &Summary) -> bool {
         let same_access = |(a, b): (AccessView<'_>, AccessView<'_>)| {
-            (a.path, a.locks, a.kind, a.atomic, a.class, a.phase)
-                == (b.path, b.locks, b.kind, b.atomic, b.class, b.phase)
+            (a.path, a.locks, a.kind, a.atomic, a.value, a.class, a.phase)
+                == (b.path, b.locks, b.kind, b.atomic, b.value, b.class, b.phase)
         };
         let same_spawn = |(a, b): (&Spawn, &Spawn)| {
             (&a.start, a.loc, a.in_loop, a.paths, &a.arg)

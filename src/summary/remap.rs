@@ -203,7 +203,7 @@ fn remap_accesses(
             ..a.clone()
         });
     }
-    out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
+    out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.value, a.phase));
     Some((AccessTables::new(paths, locksets), out))
 }
 
@@ -267,6 +267,7 @@ mod tests {
             locks,
             kind: AccessKind::Write,
             atomic: false,
+            value: None,
             class,
             phase: Phase::Before,
             witnesses: Box::new([Witness {

@@ -87,6 +87,7 @@ impl SharedAccesses {
                     locksets[a.locks as usize],
                     a.kind,
                     a.atomic,
+                    a.value,
                     Phase::Threaded,
                 );
                 for w in a.witnesses.iter() {

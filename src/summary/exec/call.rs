@@ -3,7 +3,7 @@
 //! composed with the caller's lockset (Figure 3), callee accesses and thread creations added
 //! with the call site prefixed to their chains (Figure 6).
 
-use super::{Collector, FnAnalysis, State};
+use super::{Collector, FnAnalysis, How, State};
 use crate::callgraph::IndirectCalls as _;
 use crate::ir::*;
 use crate::models::{LockTarget, Model, Success};
@@ -263,11 +263,18 @@ impl FnAnalysis<'_> {
             let record = call.args.get(i).and_then(|a| {
                 crate::pta::signature::pointee_record(self.ctx.program, self.func, a)
             });
+            // A library function touches bytes, of whatever type (`memset`, `memcpy`); the
+            // members of a record it touches are accessed as their own types.
+            let how = How {
+                kind,
+                atomic,
+                value: None,
+            };
             for p in self.pointee(st, call, i, Self::normalize).0 {
-                let covered = record
-                    .is_some_and(|r| self.push_members(st, col, &p, r, kind, atomic, call.loc));
+                let covered =
+                    record.is_some_and(|r| self.push_members(st, col, &p, r, how, call.loc));
                 if !covered {
-                    self.push(st, col, p, kind, atomic, call.loc, class);
+                    self.push(st, col, p, how, call.loc, class);
                 }
             }
         };
@@ -324,7 +331,12 @@ impl FnAnalysis<'_> {
                 (state.write, AccessKind::Write),
             ] {
                 if on {
-                    self.push(st, col, path.clone(), kind, false, call.loc, || None);
+                    let how = How {
+                        kind,
+                        atomic: false,
+                        value: None,
+                    };
+                    self.push(st, col, path.clone(), how, call.loc, || None);
                 }
             }
         }
@@ -479,7 +491,7 @@ impl FnAnalysis<'_> {
                 for w in &a.witnesses {
                     let len = (w.chain.len() + 1).min(MAX_CHAIN);
                     let class = class.or(a.class);
-                    let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
+                    let key = (p, l, a.kind, a.atomic, a.value, a.phase.max(phase));
                     col.accesses.insert(key, class, len, w.loc, || Witness {
                         loc: w.loc,
                         chain: chains.prefixed(&w.chain),

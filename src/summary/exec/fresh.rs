@@ -292,13 +292,17 @@ impl FnAnalysis<'_> {
             return;
         };
         let path = crate::summary::path::Path::new(crate::summary::path::Root::Rep(c));
-        let covered = self.converted_record(col.block, l, dst).is_some_and(|r| {
-            self.push_members(st, col, &path, r, super::AccessKind::Write, false, loc)
-        });
+        // The allocator's fill writes bytes (of whatever type), a record's members as theirs.
+        let how = super::How {
+            kind: super::AccessKind::Write,
+            atomic: false,
+            value: None,
+        };
+        let covered = self
+            .converted_record(col.block, l, dst)
+            .is_some_and(|r| self.push_members(st, col, &path, r, how, loc));
         if !covered {
-            self.push(st, col, path, super::AccessKind::Write, false, loc, || {
-                Some(c)
-            });
+            self.push(st, col, path, how, loc, || Some(c));
         }
     }
 
