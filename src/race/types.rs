@@ -4,9 +4,11 @@
 //!
 //! - **Scalar types.** Lvalue types of different alias classes
 //!   ([`crate::ir::types::TypeTable::alias_class`]) — an `int` and a pointer, a `double` and a
-//!   `long` — are different memory. The class is the lvalue's type at the access sites, which
-//!   the summaries record with each access (sites of several classes merged into one access
-//!   have none); character types, records, unions, arrays and unknown types may alias anything.
+//!   `long` — are different memory. The class is the declared type of the member the path
+//!   names (then the element and pointee types of the steps after it), else the lvalue's type
+//!   at the access sites, which the summaries record with each access (sites of several classes
+//!   merged into one access have none); character types, records, unions, arrays and unknown
+//!   types may alias anything.
 //! - **Members of unrelated records.** `p->f` accesses member `f` of an object of `p`'s record
 //!   type `A`, `q->g` member `g` of a `B`. With `A` ≠ `B` they are one piece of memory only if one
 //!   object lies inside the other's member (`f` is or holds a `B`), or a union holds both (its
@@ -91,22 +93,29 @@ impl TypeAlias {
     /// alias class of its type at every site ([`crate::summary::GuardedAccess::value`]).
     pub fn of(&self, program: &Program, path: &Path, value: Option<AliasClass>) -> AccessType {
         let types = &program.types;
-        let member = last_member(path).and_then(|(k, record, name)| {
-            let field = types
-                .record(record)
-                .fields
-                .iter()
-                .find(|f| f.name == name)?;
-            let rest = &path.steps[k + 1..];
+        let Some((k, record, name)) = last_member(path) else {
+            return AccessType {
+                scalar: value,
+                member: None,
+            };
+        };
+        let Some(field) = types.record(record).fields.iter().find(|f| f.name == name) else {
+            return AccessType::default();
+        };
+        let rest = &path.steps[k + 1..];
+        // The memory's declared type, by the path; a site's type says the same or is a byte
+        // (character) access of it. Two different scalar classes: type punning, either.
+        let declared = lvalue_type(types, field.ty, rest).and_then(|t| types.alias_class(t));
+        let scalar = match (declared, value) {
+            (Some(d), Some(v)) if d != v => None,
+            (d, v) => d.or(v),
+        };
+        let member =
             (!rest.contains(&Step::Deref) && !is_character(types, field.ty)).then(|| MemberPlace {
                 record: self.key[record.0 as usize],
                 holds: record_of(types, field.ty).map(|r| self.key[r.0 as usize]),
-            })
-        });
-        AccessType {
-            scalar: value,
-            member,
-        }
+            });
+        AccessType { scalar, member }
     }
 
     /// Whether the two accesses are different memory by C's aliasing rules.
@@ -201,6 +210,24 @@ fn last_member(path: &Path) -> Option<(usize, RecordId, Name)> {
         Step::Field(record, name) if record.0 != u32::MAX => Some((k, record, name)),
         _ => None,
     }
+}
+
+/// The type of the lvalue a member of type `t` followed by the steps `rest` denotes.
+fn lvalue_type(types: &TypeTable, mut t: TypeId, rest: &[Step]) -> Option<TypeId> {
+    for step in rest {
+        t = match step {
+            Step::Deref => match types.kind(t) {
+                TypeKind::Pointer(p) => *p,
+                _ => return None,
+            },
+            Step::Index | Step::Elem(_) => match types.kind(t) {
+                TypeKind::Array { elem, .. } => *elem,
+                _ => return None,
+            },
+            Step::Field(..) => return None,
+        };
+    }
+    Some(t)
 }
 
 /// The array element type under any number of array levels.
@@ -300,14 +327,31 @@ mod tests {
         assert!(typed_apart(&p, (&f, int), (&h, long)), "int vs long");
         let pointee = member(&p, "e", "p", &[Step::Deref]);
         let x = member(&p, "c", "x", &[]);
-        assert!(typed_apart(&p, (&pointee, ptr), (&x, int)));
+        let slot = member(&p, "e", "p", &[]);
+        assert!(
+            typed_apart(&p, (&pointee, None), (&slot, ptr)),
+            "*e.p is an int"
+        );
+        let anywhere = Path::new(Root::Formal(0)).with(Step::Deref);
+        assert!(
+            typed_apart(&p, (&anywhere, ptr), (&x, None)),
+            "a pointer at its site"
+        );
         assert!(
             !typed_apart(&p, (&pointee, int), (&x, int)),
             "both int, p's target anywhere"
         );
         assert!(
-            !typed_apart(&p, (&pointee, None), (&x, int)),
+            !typed_apart(&p, (&anywhere, None), (&x, int)),
             "a char or unknown type"
+        );
+        assert!(
+            apart(&p, &f, &h),
+            "members' declared types, whatever the sites say"
+        );
+        assert!(
+            !typed_apart(&p, (&pointee, long), (&anywhere, int)),
+            "an int read as a long: either"
         );
     }
 
