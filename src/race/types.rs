@@ -7,8 +7,9 @@
 //!   `long` — are different memory. The class is the declared type of the member the path
 //!   names (then the element and pointee types of the steps after it), else the lvalue's type
 //!   at the access sites, which the summaries record with each access (sites of several classes
-//!   merged into one access have none); character types, records, unions, arrays and unknown
-//!   types may alias anything.
+//!   merged into one access have none). A record or array accessed whole is made of its
+//!   members' scalars; character types, enums, records holding them and unknown types may
+//!   alias anything.
 //! - **Members of unrelated records.** `p->f` accesses member `f` of an object of `p`'s record
 //!   type `A`, `q->g` member `g` of a `B`. With `A` ≠ `B` they are one piece of memory only if one
 //!   object lies inside the other's member (`f` is or holds a `B`), or a union holds both (its
@@ -26,11 +27,35 @@ use crate::ir::Name;
 use crate::link::Program;
 use crate::summary::{Path, Step};
 
-/// What C's aliasing rules know of one access: its scalar type and the member it lies in.
+/// What C's aliasing rules know of one access: the scalar types of the memory it touches and
+/// the member it lies in.
 #[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
 pub(super) struct AccessType {
-    scalar: Option<AliasClass>,
+    scalar: Option<Scalars>,
     member: Option<MemberPlace>,
+}
+
+/// A set of alias classes, one bit each: the scalar objects an access may touch (a whole
+/// record's are its members'). `None` where they are unknown: any memory.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct Scalars(u16);
+
+impl Scalars {
+    fn of(c: AliasClass) -> Scalars {
+        Scalars(match c {
+            AliasClass::Int(1) => 1,
+            AliasClass::Int(2) => 1 << 1,
+            AliasClass::Int(4) => 1 << 2,
+            AliasClass::Int(8) => 1 << 3,
+            AliasClass::Int(_) => 1 << 4,
+            AliasClass::Float(k) => 1 << (5 + k as u16),
+            AliasClass::Pointer => 1 << 15,
+        })
+    }
+
+    fn meets(self, o: Scalars) -> bool {
+        self.0 & o.0 != 0
+    }
 }
 
 /// The member of a record an access lies in, by record keys ([`RecordKeys`]).
@@ -50,6 +75,9 @@ pub(super) struct TypeAlias {
     holds: Vec<Box<[u32]>>,
     /// Per key: the unions whose objects may hold it (a union itself included), sorted.
     in_unions: Vec<Box<[u32]>>,
+    /// Per key: the scalars its objects are made of (`None`: a character, enum or other
+    /// member of no known class, in it or a record it holds).
+    scalars: Vec<Option<Scalars>>,
 }
 
 impl TypeAlias {
@@ -60,16 +88,29 @@ impl TypeAlias {
         // Direct containment between keys: a member of record type, or an array of one.
         let mut direct: Vec<Vec<u32>> = vec![Vec::new(); keys];
         let mut is_union = vec![false; keys];
+        // The scalar members' classes, per key (not those of the records it holds).
+        let mut own: Vec<Option<Scalars>> = vec![Some(Scalars(0)); keys];
         for (r, def) in records.iter().enumerate() {
-            let k = key[r];
-            is_union[k as usize] |= def.kind == RecordKind::Union;
+            let k = key[r] as usize;
+            is_union[k] |= def.kind == RecordKind::Union;
             for f in &def.fields {
                 if let Some(inner) = record_of(types, f.ty) {
-                    direct[k as usize].push(key[inner.0 as usize]);
+                    direct[k].push(key[inner.0 as usize]);
+                    continue;
                 }
+                let class = types.alias_class(element(types, f.ty)).map(Scalars::of);
+                own[k] = own[k].zip(class).map(|(x, y)| Scalars(x.0 | y.0));
             }
         }
         let holds = closures(&direct);
+        let scalars = holds
+            .iter()
+            .map(|inner| {
+                inner.iter().try_fold(Scalars(0), |acc, &r| {
+                    own[r as usize].map(|x| Scalars(acc.0 | x.0))
+                })
+            })
+            .collect();
         let mut in_unions: Vec<Vec<u32>> = vec![Vec::new(); keys];
         for u in (0..keys).filter(|&u| is_union[u]) {
             for &inner in holds[u].iter() {
@@ -79,6 +120,7 @@ impl TypeAlias {
         TypeAlias {
             key,
             holds,
+            scalars,
             in_unions: in_unions
                 .into_iter()
                 .map(|mut v| {
@@ -93,9 +135,10 @@ impl TypeAlias {
     /// alias class of its type at every site ([`crate::summary::GuardedAccess::value`]).
     pub fn of(&self, program: &Program, path: &Path, value: Option<AliasClass>) -> AccessType {
         let types = &program.types;
+        let site = value.map(Scalars::of);
         let Some((k, record, name)) = last_member(path) else {
             return AccessType {
-                scalar: value,
+                scalar: site,
                 member: None,
             };
         };
@@ -103,11 +146,12 @@ impl TypeAlias {
             return AccessType::default();
         };
         let rest = &path.steps[k + 1..];
-        // The memory's declared type, by the path; a site's type says the same or is a byte
-        // (character) access of it. Two different scalar classes: type punning, either.
-        let declared = lvalue_type(types, field.ty, rest).and_then(|t| types.alias_class(t));
-        let scalar = match (declared, value) {
-            (Some(d), Some(v)) if d != v => None,
+        // The memory's declared type, by the path (a record's: its members'); a site's type
+        // says the same, or one member of it, or is a byte (character) access of it. A type
+        // the declared one does not hold: type punning, either.
+        let declared = lvalue_type(types, field.ty, rest).and_then(|t| self.scalars_of(types, t));
+        let scalar = match (declared, site) {
+            (Some(d), Some(v)) => d.meets(v).then_some(v),
             (d, v) => d.or(v),
         };
         let member =
@@ -120,7 +164,7 @@ impl TypeAlias {
 
     /// Whether the two accesses are different memory by C's aliasing rules.
     pub fn incompatible(&self, a: &AccessType, b: &AccessType) -> bool {
-        if matches!((a.scalar, b.scalar), (Some(x), Some(y)) if x != y) {
+        if matches!((a.scalar, b.scalar), (Some(x), Some(y)) if !x.meets(y)) {
             return true;
         }
         let (Some(x), Some(y)) = (a.member, b.member) else {
@@ -134,6 +178,15 @@ impl TypeAlias {
                 &self.in_unions[x.record as usize],
                 &self.in_unions[y.record as usize],
             )
+    }
+
+    /// The scalars an object of type `t` is made of (an array's: its elements').
+    fn scalars_of(&self, types: &TypeTable, t: TypeId) -> Option<Scalars> {
+        let t = element(types, t);
+        match types.kind(t) {
+            TypeKind::Record(r) => self.scalars[self.key[r.0 as usize] as usize],
+            _ => types.alias_class(t).map(Scalars::of),
+        }
     }
 
     fn holds_key(&self, outer: u32, inner: u32) -> bool {
@@ -271,7 +324,8 @@ mod tests {
         struct e { int e; char buf[8]; int *p; };
         struct w { union u u; int z; };
         struct o { struct { int anon; }; int after; };
-        struct a ga; struct e ge; struct w gw; struct o go; union u gu;";
+        struct ge_holder { long n; struct e e; };
+        struct a ga; struct ge_holder ge; struct w gw; struct o go; union u gu;";
 
     fn program() -> Program {
         let names = crate::ir::names::Names::new();
@@ -352,6 +406,38 @@ mod tests {
         assert!(
             !typed_apart(&p, (&pointee, long), (&anywhere, int)),
             "an int read as a long: either"
+        );
+    }
+
+    #[test]
+    fn a_whole_record_is_made_of_its_members_scalars() {
+        let p = program();
+        let (int, ptr) = (Some(AliasClass::Int(4)), Some(AliasClass::Pointer));
+        let anywhere = Path::new(Root::Formal(0)).with(Step::Deref);
+        let inner_b = member(&p, "a", "b", &[]);
+        assert!(
+            typed_apart(&p, (&inner_b, None), (&anywhere, ptr)),
+            "a b holds no pointer"
+        );
+        assert!(
+            !typed_apart(&p, (&inner_b, None), (&anywhere, int)),
+            "b.g is an int"
+        );
+        let arr = member(&p, "a", "arr", &[]);
+        assert!(
+            typed_apart(&p, (&arr, None), (&anywhere, ptr)),
+            "an array of them too"
+        );
+        let w = member(&p, "o", "after", &[]);
+        assert!(
+            !typed_apart(&p, (&w, None), (&anywhere, None)),
+            "unknown: anything"
+        );
+        let with_chars = member(&p, "ge_holder", "e", &[]);
+        let long = Some(AliasClass::Int(8));
+        assert!(
+            !typed_apart(&p, (&with_chars, None), (&anywhere, long)),
+            "e has a char buf"
         );
     }
 

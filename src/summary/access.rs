@@ -137,10 +137,12 @@ impl<'a> AccessView<'a> {
     }
 }
 
-/// (path, lockset, kind, atomic, value, phase).
-pub type AccessKey = (u32, u32, AccessKind, bool, Option<AliasClass>, Phase);
+/// (path, lockset, kind, atomic, phase): what makes one guarded access.
+pub type AccessKey = (u32, u32, AccessKind, bool, Phase);
 /// What [`AccessSet::coarsen`] keeps per merged access: lockset id, value, class, witnesses.
 type Merged = (u32, Option<AliasClass>, Option<u32>, Vec<Witness>);
+/// An access being built: its class, the join of its sites' values, its witnesses.
+type Building = (Option<u32>, Option<AliasClass>, Vec<Witness>);
 
 /// The order of witnesses: shortest chain, then location, then the chain itself (a total order,
 /// so which witness survives a merge does not depend on the order accesses were found in).
@@ -188,7 +190,7 @@ impl LocksetJoins {
 pub struct AccessSet {
     paths: indexmap::IndexSet<Path, rustc_hash::FxBuildHasher>,
     locksets: indexmap::IndexSet<RelativeLockset, rustc_hash::FxBuildHasher>,
-    map: rustc_hash::FxHashMap<AccessKey, (Option<u32>, Vec<Witness>)>,
+    map: rustc_hash::FxHashMap<AccessKey, Building>,
 }
 
 impl AccessSet {
@@ -203,17 +205,28 @@ impl AccessSet {
         }
     }
 
-    /// Adds a witness of access `key`; `chain_len` and `loc` order witnesses, `make` builds the
-    /// witness only if it is kept (callers' accesses arrive by the thousand).
+    /// Adds a site of access `key`, whose lvalue has alias class `value` there (the access's
+    /// value is the join: one class only if every site has it — the sites of one access are
+    /// not split by type, so its witnesses do not depend on types); `chain_len` and `loc` order
+    /// witnesses, `make` builds the witness only if it is kept (callers' accesses arrive by
+    /// the thousand).
+    #[allow(clippy::too_many_arguments)]
     pub fn insert(
         &mut self,
         key: AccessKey,
         class: Option<u32>,
+        value: Option<AliasClass>,
         chain_len: usize,
         loc: Loc,
         make: impl FnOnce() -> Witness,
     ) {
-        let (_, ws) = self.map.entry(key).or_insert_with(|| (class, Vec::new()));
+        let (_, joined, ws) = self
+            .map
+            .entry(key)
+            .or_insert_with(|| (class, value, Vec::new()));
+        if *joined != value {
+            *joined = None;
+        }
         // One witness per program point, with its shortest chain; among equal (length,
         // location) the first inserted is kept (insertion order is deterministic).
         if let Some(i) = ws.iter().position(|w| w.loc == loc) {
@@ -260,7 +273,7 @@ impl AccessSet {
         // (collapsed path, kind, atomic, phase) → (lockset, class, witness).
         let mut merged: rustc_hash::FxHashMap<(u32, AccessKind, bool, Phase), Merged> =
             rustc_hash::FxHashMap::default();
-        for ((p, l, kind, atomic, value, phase), (class, ws)) in map {
+        for ((p, l, kind, atomic, phase), (class, value, ws)) in map {
             let Some(path) = new_path[p as usize] else {
                 continue;
             };
@@ -287,7 +300,6 @@ impl AccessSet {
                 out.lockset_id(joins.get(locks)),
                 kind,
                 atomic,
-                value,
                 phase,
             );
             // In the total witness order: which ones survive does not depend on the order
@@ -295,7 +307,7 @@ impl AccessSet {
             ws.sort_by(|a, b| witness_order(a).cmp(&witness_order(b)));
             for w in ws {
                 let (len, loc) = (w.chain.len(), w.loc);
-                out.insert(key, class, len, loc, || w);
+                out.insert(key, class, value, len, loc, || w);
             }
         }
         out
@@ -315,7 +327,7 @@ impl AccessSet {
             .map
             .into_iter()
             .map(
-                |((path, locks, kind, atomic, value, phase), (class, witnesses))| GuardedAccess {
+                |((path, locks, kind, atomic, phase), (class, value, witnesses))| GuardedAccess {
                     path: path_new[path as usize],
                     locks: lockset_new[locks as usize],
                     kind,
@@ -327,7 +339,7 @@ impl AccessSet {
                 },
             )
             .collect();
-        accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.value, a.phase));
+        accesses.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
         (AccessTables::new(paths, locksets), accesses)
     }
 }
@@ -423,15 +435,15 @@ mod tests {
                 set.lockset_id(locks),
                 AccessKind::Write,
                 false,
-                // g1 and g2 are ints, g3 a pointer: merged, they are either.
-                Some(if *p == 3 {
-                    AliasClass::Pointer
-                } else {
-                    AliasClass::Int(4)
-                }),
                 Phase::Before,
             );
-            set.insert(key, Some(7), 0, at(*line), || Witness {
+            // g1 and g2 are ints, g3 a pointer: merged, they are either.
+            let value = Some(if *p == 3 {
+                AliasClass::Pointer
+            } else {
+                AliasClass::Int(4)
+            });
+            set.insert(key, Some(7), value, 0, at(*line), || Witness {
                 loc: at(*line),
                 chain: Chain::empty(),
                 func: None,
@@ -475,7 +487,6 @@ mod tests {
             set.lockset_id(&held(&[], &[])),
             AccessKind::Read,
             false,
-            None,
             Phase::Threaded,
         );
         let callee = CallSite {
@@ -489,11 +500,13 @@ mod tests {
             func: None,
         };
         // The same site through a call, then directly: the direct (shorter) one replaces it.
-        set.insert(key, None, 1, at(5), || witness(5, &long));
-        set.insert(key, None, 0, at(5), || witness(5, &Chain::empty()));
-        set.insert(key, None, 1, at(5), || witness(5, &long));
+        set.insert(key, None, None, 1, at(5), || witness(5, &long));
+        set.insert(key, None, None, 0, at(5), || witness(5, &Chain::empty()));
+        set.insert(key, None, None, 1, at(5), || witness(5, &long));
         for line in 10..10 + 2 * MAX_WITNESSES as u32 {
-            set.insert(key, None, 0, at(line), || witness(line, &Chain::empty()));
+            set.insert(key, None, None, 0, at(line), || {
+                witness(line, &Chain::empty())
+            });
         }
         let (_, out) = set.finish();
         let ws = &out[0].witnesses;

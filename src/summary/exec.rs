@@ -547,14 +547,14 @@ impl<'a> FnAnalysis<'a> {
                 col.accesses.lockset_id(&st.locks),
                 how.kind,
                 how.atomic,
-                how.value,
                 st.threads.phase(),
             );
-            col.accesses.insert(key, class, 0, loc, || Witness {
-                loc,
-                chain: crate::summary::Chain::empty(),
-                func: Some(self.func),
-            });
+            col.accesses
+                .insert(key, class, how.value, 0, loc, || Witness {
+                    loc,
+                    chain: crate::summary::Chain::empty(),
+                    func: Some(self.func),
+                });
         }
     }
 

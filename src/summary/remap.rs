@@ -203,7 +203,7 @@ fn remap_accesses(
             ..a.clone()
         });
     }
-    out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.value, a.phase));
+    out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
     Some((AccessTables::new(paths, locksets), out))
 }
 

@@ -87,11 +87,10 @@ impl SharedAccesses {
                     locksets[a.locks as usize],
                     a.kind,
                     a.atomic,
-                    a.value,
                     Phase::Threaded,
                 );
                 for w in a.witnesses.iter() {
-                    set.insert(key, a.class, w.chain.len(), w.loc, || w.clone());
+                    set.insert(key, a.class, a.value, w.chain.len(), w.loc, || w.clone());
                 }
             }
         }

@@ -491,12 +491,13 @@ impl FnAnalysis<'_> {
                 for w in &a.witnesses {
                     let len = (w.chain.len() + 1).min(MAX_CHAIN);
                     let class = class.or(a.class);
-                    let key = (p, l, a.kind, a.atomic, a.value, a.phase.max(phase));
-                    col.accesses.insert(key, class, len, w.loc, || Witness {
-                        loc: w.loc,
-                        chain: chains.prefixed(&w.chain),
-                        func: w.func,
-                    });
+                    let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
+                    col.accesses
+                        .insert(key, class, a.value, len, w.loc, || Witness {
+                            loc: w.loc,
+                            chain: chains.prefixed(&w.chain),
+                            func: w.func,
+                        });
                 }
             }
         }
