@@ -28,6 +28,8 @@ pub struct Options {
     pub strict_publication: bool,
     /// Accesses of incompatible types are not paired (`crate::race::types`; `--no-type-alias`).
     pub type_alias: bool,
+    /// One warning per racing access (`--per-access`).
+    pub per_access: bool,
     /// Accesses whose sites' objects are disjoint by the inclusion-based points-to are not
     /// paired ([`crate::pta::inclusion`]; `--no-inclusion`).
     pub inclusion: bool,
@@ -77,6 +79,7 @@ impl Default for Options {
             collapse_at: summary::DEFAULT_COLLAPSE_AT,
             strict_publication: false,
             type_alias: true,
+            per_access: false,
             inclusion: true,
             entries: EntryOptions::default(),
             keep: KeepSummaries::All,
@@ -119,6 +122,8 @@ pub struct Analysis {
     pub findings: Option<SavedRun>,
     /// Accesses of incompatible types are not paired ([`Options::type_alias`]).
     pub type_alias: bool,
+    /// One warning per racing access ([`Options::per_access`]).
+    pub per_access: bool,
     /// The objects of each access site ([`Options::inclusion`]; `None` when off, or when the
     /// findings were reused).
     pub objects: Option<crate::pta::inclusion::SiteObjects>,
@@ -139,6 +144,7 @@ impl Analysis {
             summaries: &self.summaries,
             entries: &self.entries,
             type_alias: self.type_alias,
+            per_access: self.per_access,
             objects: self.objects.as_ref(),
             progress: false,
         };
@@ -390,6 +396,7 @@ pub fn findings_key(program: &Key, options: &Options) -> Key {
     k.key(program)
         .u64(u64::from(options.entries.roots))
         .u64(u64::from(options.type_alias))
+        .u64(u64::from(options.per_access))
         .u64(u64::from(options.inclusion));
     for n in &options.entries.names {
         k.str(n);
@@ -434,6 +441,7 @@ pub fn analyze_cached(
             times,
             findings,
             type_alias: options.type_alias,
+            per_access: options.per_access,
             objects: None,
         });
     }
@@ -505,6 +513,7 @@ pub fn analyze_cached(
         times,
         findings: None,
         type_alias: options.type_alias,
+        per_access: options.per_access,
         objects,
     })
 }

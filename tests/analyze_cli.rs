@@ -373,3 +373,38 @@ fn warnings_name_unnamed_memory_after_its_pointer_and_keep_their_keys_across_edi
     let with_local = text.replace("pthread_t t1, t2;", "pthread_t t1, t2; int unused = 0;");
     assert_eq!(report(&with_local), before);
 }
+
+/// `--per-access` reports every racing access once, with its first conflicting access: the
+/// same source lines as the pairwise report, in fewer warnings, the same for any `-j`.
+#[test]
+fn one_warning_per_access_names_every_racing_line() {
+    let f = fixture("relay_figure9.c");
+    let f = f.to_str().unwrap();
+    let lines = |report: &serde_json::Value| {
+        let mut lines = std::collections::BTreeSet::new();
+        for w in report["warnings"].as_array().unwrap() {
+            for a in w["accesses"].as_array().unwrap() {
+                lines.insert(a["location"]["line"].as_u64().unwrap());
+                for at in a["also_at"].as_array().into_iter().flatten() {
+                    lines.insert(at["line"].as_u64().unwrap());
+                }
+            }
+        }
+        lines
+    };
+    let count = |r: &serde_json::Value| r["warnings"].as_array().unwrap().len();
+    let pairwise = json(&[f]);
+    let per_access = json(&["--per-access", f]);
+    assert_eq!(lines(&pairwise), lines(&per_access));
+    assert!(
+        count(&per_access) < count(&pairwise),
+        "{}",
+        count(&per_access)
+    );
+    let mut one = json(&["--per-access", "-j1", f]);
+    let mut two = json(&["--per-access", "-j2", f]);
+    for r in [&mut one, &mut two] {
+        r["stats"]["times"] = serde_json::Value::Null;
+    }
+    assert_eq!(one, two);
+}

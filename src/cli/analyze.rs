@@ -73,6 +73,12 @@ pub struct AnalyzeArgs {
     /// built with `-fno-strict-aliasing` may break them)
     #[arg(long)]
     pub no_type_alias: bool,
+    /// One warning per racing access — its first conflicting access as the other side —
+    /// instead of one per pair of racing sites: every racing access is still reported, but
+    /// not every pair (for code bases where the pairs run into millions, like the kernel;
+    /// README, "One warning per access")
+    #[arg(long)]
+    pub per_access: bool,
     /// Pair accesses even when the inclusion-based points-to analysis proves their objects
     /// disjoint (by default two accesses whose sites may touch no common object are not
     /// paired; README, "Distinct objects").
@@ -140,6 +146,9 @@ impl AnalyzeArgs {
         if self.no_type_alias {
             opt("--no-type-alias", String::new());
         }
+        if self.per_access {
+            opt("--per-access", String::new());
+        }
         if self.no_inclusion {
             opt("--no-inclusion", String::new());
         }
@@ -194,6 +203,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         collapse_at: args.collapse_scc,
         strict_publication: args.strict_publication,
         type_alias: !args.no_type_alias,
+        per_access: args.per_access,
         inclusion: !args.no_inclusion,
         entries,
         keep: Default::default(),
@@ -209,6 +219,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         summaries: &analysis.summaries,
         entries: &analysis.entries,
         type_alias: !args.no_type_alias,
+        per_access: args.per_access,
         objects: analysis.objects.as_ref(),
         progress: !quiet,
     };

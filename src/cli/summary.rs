@@ -134,6 +134,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         collapse_at: args.collapse_scc,
         strict_publication: args.strict_publication,
         type_alias: true,
+        per_access: false,
         inclusion: true,
         entries: Default::default(),
         // The statistics are taken as SCCs finish: only the printed summaries stay.

@@ -62,6 +62,9 @@ pub struct RaceInput<'a> {
     pub entries: &'a [ThreadEntry],
     /// Accesses of incompatible types are not paired ([`types`]).
     pub type_alias: bool,
+    /// One warning per racing access, with its first conflicting access, instead of one per
+    /// pair of sites (`--per-access`, [`pairs`]).
+    pub per_access: bool,
     /// Accesses whose sites touch disjoint objects are not paired ([`objects`]).
     pub objects: Option<&'a crate::pta::inclusion::SiteObjects>,
     /// Progress of the pair stage on stderr.

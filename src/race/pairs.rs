@@ -171,11 +171,17 @@ pub fn racing_pairs<'a>(
     let per_chunk: Vec<(Found<'a>, PairStats)> = chunks(&arranged)
         .par_iter()
         .map_init(Scratch::default, |scratch, chunk| {
-            let mut found = Found::default();
+            let mut found = Found::new(input.per_access);
             let bucket = &arranged[chunk.bucket];
             for row in chunk.rows.clone() {
                 bucket.for_each_in_row(row, |x, y| {
-                    if let Some(pair) = check(&cx, &groups[x], &groups[y], x == y, scratch) {
+                    let (x, y) = (&groups[x], &groups[y]);
+                    // One warning per access: a pair of accesses that both have theirs adds
+                    // nothing (the first found in chunk order is kept).
+                    if found.reported(x) && found.reported(y) {
+                        return;
+                    }
+                    if let Some(pair) = check(&cx, x, y, std::ptr::eq(x, y), scratch) {
                         found.add(pair);
                     }
                 });
@@ -194,8 +200,8 @@ pub fn racing_pairs<'a>(
         })
         .collect();
     progress.finish();
-    // One warning per pair of first sites and lvalues, merged in bucket order.
-    let mut found = Found::default();
+    // One warning per pair of first sites and lvalues (or per access), merged in bucket order.
+    let mut found = Found::new(input.per_access);
     for (local, s) in per_chunk {
         stats.add(&s);
         found.merge(local);
@@ -212,13 +218,60 @@ pub fn racing_pairs<'a>(
 /// sites to it; in the end, another pair of lvalues at exactly the same sites (the members of
 /// one whole-struct copy) adds nothing (the first found is kept), and one with other sites is a
 /// warning of its own. Which pairs are warnings does not depend on the order they are found in.
-#[derive(Default)]
+///
+/// With `--per-access`, one warning per racing access instead (RacerD's report): each access —
+/// its first site and lvalue — with the first access found racing with it, in chunk order; a
+/// pair that is both accesses' first is one warning.
 struct Found<'a> {
     at: FxHashMap<(Loc, Loc), Vec<Pair<'a>>>,
+    /// Per access, the first race found with it (`--per-access` only).
+    per_access: Option<FxHashMap<AccessId, Pair<'a>>>,
+}
+
+/// An access as `--per-access` reports it: first site and lvalue (its class, or its path).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct AccessId(Loc, Option<u32>, usize);
+
+impl AccessId {
+    fn of(a: &AccessView<'_>) -> AccessId {
+        let path = if a.class.is_some() {
+            0
+        } else {
+            a.path as *const crate::summary::Path as usize
+        };
+        AccessId(a.witness().loc, a.class, path)
+    }
 }
 
 impl<'a> Found<'a> {
-    fn add(&mut self, mut pair: Pair<'a>) {
+    fn new(per_access: bool) -> Found<'a> {
+        Found {
+            at: FxHashMap::default(),
+            per_access: per_access.then(FxHashMap::default),
+        }
+    }
+
+    /// Whether `--per-access` has this group's access reported already.
+    fn reported(&self, g: &Group<'_>) -> bool {
+        self.per_access
+            .as_ref()
+            .is_some_and(|m| m.contains_key(&AccessId::of(&g.access)))
+    }
+
+    fn add(&mut self, pair: Pair<'a>) {
+        match &mut self.per_access {
+            Some(by_access) => {
+                for side in [&pair.first, &pair.second] {
+                    by_access
+                        .entry(AccessId::of(&side.access))
+                        .or_insert_with(|| pair.clone());
+                }
+            }
+            None => self.add_pair(pair),
+        }
+    }
+
+    fn add_pair(&mut self, mut pair: Pair<'a>) {
         let order = |s: &Side<'_>| (s.access.witness().loc, s.entry);
         if order(&pair.second) < order(&pair.first) {
             std::mem::swap(&mut pair.first, &mut pair.second);
@@ -239,12 +292,35 @@ impl<'a> Found<'a> {
 
     /// Adds a later worker's races.
     fn merge(&mut self, other: Found<'a>) {
+        if let (Some(mine), Some(theirs)) = (&mut self.per_access, other.per_access) {
+            for (id, pair) in theirs {
+                mine.entry(id).or_insert(pair);
+            }
+            return;
+        }
         for (_, pairs) in other.at {
             self.extend(pairs);
         }
     }
 
-    fn into_sorted(self) -> Vec<Pair<'a>> {
+    fn into_sorted(mut self) -> Vec<Pair<'a>> {
+        if let Some(by_access) = self.per_access.take() {
+            // Each access's pair, once: the same pair reported for both of its accesses is
+            // one warning (sorted, the usual way, by its sides' first sites).
+            let mut pairs: Vec<(AccessId, Pair<'a>)> = by_access.into_iter().collect();
+            pairs.sort_unstable_by_key(|(id, _)| *id);
+            let mut seen = FxHashSet::default();
+            for (_, pair) in pairs {
+                let ids = [
+                    AccessId::of(&pair.first.access),
+                    AccessId::of(&pair.second.access),
+                ];
+                let entries = [pair.first.entry, pair.second.entry];
+                if seen.insert((ids, entries)) {
+                    self.add_pair(pair);
+                }
+            }
+        }
         let mut keyed: Vec<((Loc, Loc), Vec<Pair<'a>>)> = self.at.into_iter().collect();
         keyed.sort_unstable_by_key(|(k, _)| *k);
         let mut out = Vec::new();
