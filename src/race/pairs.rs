@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, PairContext, Scratch};
@@ -167,29 +168,48 @@ pub fn racing_pairs<'a>(
         .map(|ids| Arranged::new(ids, |g| groups[g].object))
         .collect();
     // Chunks of rows, cut by checks rather than by bucket: one bucket of the kernel holds
-    // tens of thousands of groups and would keep one thread busy for minutes.
-    let per_chunk: Vec<(Found<'a>, PairStats)> = chunks(&arranged)
-        .par_iter()
-        .map_init(Scratch::default, |scratch, chunk| {
-            let mut found = Found::new(input.per_access);
-            let bucket = &arranged[chunk.bucket];
-            for row in chunk.rows.clone() {
-                bucket.for_each_in_row(row, |x, y| {
-                    let (x, y) = (&groups[x], &groups[y]);
-                    // One warning per access: a pair of accesses that both have theirs adds
-                    // nothing (the first found in chunk order is kept).
-                    if found.reported(x) && found.reported(y) {
-                        return;
-                    }
-                    if let Some(pair) = check(&cx, x, y, std::ptr::eq(x, y), scratch) {
-                        found.add(pair);
-                    }
-                });
-                progress.advance(1);
-            }
-            (found, std::mem::take(&mut scratch.stats))
-        })
-        .collect();
+    // tens of thousands of groups and would keep one thread busy for minutes. They run in
+    // batches of a fixed size, each batch merged in chunk order as soon as it is done (holding
+    // every chunk's races until the end ran the kernel out of memory); a chunk sees what the
+    // batches before it found, so the result does not depend on the number of threads.
+    let mut found = Found::new(input.per_access);
+    let ids: Vec<AccessId> = match input.per_access {
+        true => groups.iter().map(|g| AccessId::of(&g.access)).collect(),
+        false => Vec::new(),
+    };
+    for batch in chunks(&arranged).chunks(CHUNKS_PER_BATCH) {
+        let done = &found;
+        let per_chunk: Vec<(Found<'a>, PairStats)> = batch
+            .par_iter()
+            .map_init(Scratch::default, |scratch, chunk| {
+                let mut local = Found::new(input.per_access);
+                let bucket = &arranged[chunk.bucket];
+                for row in chunk.rows.clone() {
+                    bucket.for_each_in_row(row, |x, y| {
+                        // One warning per access: a pair of accesses that both have theirs
+                        // adds nothing (the first found in chunk order is kept).
+                        let reported = |g: usize| {
+                            ids.get(g)
+                                .is_some_and(|id| done.reported(id) || local.reported(id))
+                        };
+                        if reported(x) && reported(y) {
+                            return;
+                        }
+                        let (x, y) = (&groups[x], &groups[y]);
+                        if let Some(pair) = check(&cx, x, y, std::ptr::eq(x, y), scratch) {
+                            local.add(pair);
+                        }
+                    });
+                    progress.advance(1);
+                }
+                (local, std::mem::take(&mut scratch.stats))
+            })
+            .collect();
+        for (local, s) in per_chunk {
+            stats.add(&s);
+            found.merge(local);
+        }
+    }
     let per_whole: Vec<(Option<Pair<'a>>, PairStats)> = wholes
         .par_iter()
         .map_init(Scratch::default, |scratch, &w| {
@@ -200,15 +220,13 @@ pub fn racing_pairs<'a>(
         })
         .collect();
     progress.finish();
-    // One warning per pair of first sites and lvalues (or per access), merged in bucket order.
-    let mut found = Found::new(input.per_access);
-    for (local, s) in per_chunk {
-        stats.add(&s);
-        found.merge(local);
-    }
+    // A whole-object access's one warning names every member site racing with it: kept as
+    // it is with `--per-access` too (those members may race with nothing else).
     for (pair, s) in per_whole {
         stats.add(&s);
-        found.extend(pair);
+        if let Some(pair) = pair {
+            found.add_pair(pair);
+        }
     }
     (found.into_sorted(), stats)
 }
@@ -228,9 +246,10 @@ struct Found<'a> {
     per_access: Option<FxHashMap<AccessId, Pair<'a>>>,
 }
 
-/// An access as `--per-access` reports it: first site and lvalue (its class, or its path).
+/// An access as `--per-access` reports it: its sites (the first, and a hash of all) and its
+/// lvalue (its class, or its path). Two groups at the same sites are one access to report.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct AccessId(Loc, Option<u32>, usize);
+struct AccessId(Loc, u64, Option<u32>, usize);
 
 impl AccessId {
     fn of(a: &AccessView<'_>) -> AccessId {
@@ -239,7 +258,11 @@ impl AccessId {
         } else {
             a.path as *const crate::summary::Path as usize
         };
-        AccessId(a.witness().loc, a.class, path)
+        let mut sites = FxBuildHasher.build_hasher();
+        for w in a.witnesses {
+            w.loc.hash(&mut sites);
+        }
+        AccessId(a.witness().loc, sites.finish(), a.class, path)
     }
 }
 
@@ -251,11 +274,9 @@ impl<'a> Found<'a> {
         }
     }
 
-    /// Whether `--per-access` has this group's access reported already.
-    fn reported(&self, g: &Group<'_>) -> bool {
-        self.per_access
-            .as_ref()
-            .is_some_and(|m| m.contains_key(&AccessId::of(&g.access)))
+    /// Whether `--per-access` has this access reported already.
+    fn reported(&self, id: &AccessId) -> bool {
+        self.per_access.as_ref().is_some_and(|m| m.contains_key(id))
     }
 
     fn add(&mut self, pair: Pair<'a>) {
@@ -474,6 +495,10 @@ struct Chunk {
 /// About how many checks one task makes: small enough that a giant bucket spreads over every
 /// thread, large enough that tasks cost little to schedule and merge.
 const CHECKS_PER_CHUNK: usize = 1 << 16;
+
+/// How many chunks run between two merges ([`racing_pairs`]): enough to keep every thread
+/// busy, few enough that their races fit in memory.
+const CHUNKS_PER_BATCH: usize = 64;
 
 /// The buckets' rows cut into chunks of about [`CHECKS_PER_CHUNK`] checks, in bucket and row
 /// order; the cut depends on the buckets alone (not on the number of threads), so the merge
