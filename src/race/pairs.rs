@@ -326,20 +326,12 @@ impl<'a> Found<'a> {
 
     fn into_sorted(mut self) -> Vec<Pair<'a>> {
         if let Some(by_access) = self.per_access.take() {
-            // Each access's pair, once: the same pair reported for both of its accesses is
-            // one warning (sorted, the usual way, by its sides' first sites).
+            // Each access's pair, in access order: the same pair reported for both of its
+            // accesses is one warning (`add_pair` merges a pair found again).
             let mut pairs: Vec<(AccessId, Pair<'a>)> = by_access.into_iter().collect();
             pairs.sort_unstable_by_key(|(id, _)| *id);
-            let mut seen = FxHashSet::default();
             for (_, pair) in pairs {
-                let ids = [
-                    AccessId::of(&pair.first.access),
-                    AccessId::of(&pair.second.access),
-                ];
-                let entries = [pair.first.entry, pair.second.entry];
-                if seen.insert((ids, entries)) {
-                    self.add_pair(pair);
-                }
+                self.add_pair(pair);
             }
         }
         let mut keyed: Vec<((Loc, Loc), Vec<Pair<'a>>)> = self.at.into_iter().collect();
