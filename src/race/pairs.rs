@@ -155,79 +155,94 @@ pub fn racing_pairs<'a>(
             }
         }
     }
-    // Progress by groups of the buckets done.
+    // Progress by groups of the buckets and whole-object accesses done.
     let progress = Progress::new(
         input.progress,
         "pairs",
         "accesses",
-        cands.groups.len() as u64,
+        (cands.groups.len() + wholes.len()) as u64,
     );
     let arranged: Vec<Arranged> = cands
         .buckets
         .iter()
         .map(|ids| Arranged::new(ids, |g| groups[g].object))
         .collect();
-    // Chunks of rows, cut by checks rather than by bucket: one bucket of the kernel holds
-    // tens of thousands of groups and would keep one thread busy for minutes. They run in
-    // batches of a fixed size, each batch merged in chunk order as soon as it is done (holding
-    // every chunk's races until the end ran the kernel out of memory); a chunk sees what the
-    // batches before it found, so the result does not depend on the number of threads.
+    let tasks: Vec<Task> = chunks(&arranged)
+        .into_iter()
+        .map(Task::Rows)
+        .chain(wholes.iter().map(|&w| Task::Whole(w)))
+        .collect();
+    // Tasks: chunks of rows, cut by checks rather than by bucket (one bucket of the kernel
+    // holds tens of thousands of groups and would keep one thread busy for minutes), then the
+    // whole-object accesses. They run in batches of a fixed size, each batch merged in task
+    // order as soon as it is done (holding every task's races until the end ran the kernel out of memory); a task
+    // sees what the batches before it found, so the result does not depend on the number of
+    // threads.
     let mut found = Found::new(input.per_access);
-    let ids: Vec<AccessId> = match input.per_access {
-        true => groups.iter().map(|g| AccessId::of(&g.access)).collect(),
+    let accesses: Vec<u32> = match input.per_access {
+        true => number_accesses(groups),
         false => Vec::new(),
     };
-    for batch in chunks(&arranged).chunks(CHUNKS_PER_BATCH) {
+    for batch in tasks.chunks(TASKS_PER_BATCH) {
         let done = &found;
-        let per_chunk: Vec<(Found<'a>, PairStats)> = batch
+        let per_task: Vec<(Found<'a>, PairStats)> = batch
             .par_iter()
-            .map_init(Scratch::default, |scratch, chunk| {
+            .map_init(Scratch::default, |scratch, task| {
                 let mut local = Found::new(input.per_access);
-                let bucket = &arranged[chunk.bucket];
-                for row in chunk.rows.clone() {
-                    bucket.for_each_in_row(row, |x, y| {
-                        // One warning per access: a pair of accesses that both have theirs
-                        // adds nothing (the first found in chunk order is kept).
-                        let reported = |g: usize| {
-                            ids.get(g)
-                                .is_some_and(|id| done.reported(id) || local.reported(id))
-                        };
-                        if reported(x) && reported(y) {
-                            return;
+                // One warning per access: a pair of accesses that both have theirs adds
+                // nothing (the first found in task order is kept).
+                let reported = |local: &Found<'_>, g: usize| {
+                    accesses
+                        .get(g)
+                        .is_some_and(|&a| done.reported(a) || local.reported(a))
+                };
+                let test = |local: &mut Found<'a>, x: usize, y: usize, scratch: &mut Scratch| {
+                    if reported(local, x) && reported(local, y) {
+                        return;
+                    }
+                    let (gx, gy) = (&groups[x], &groups[y]);
+                    if let Some(pair) = check(&cx, gx, gy, x == y, scratch) {
+                        local.add(pair, [x, y].map(|g| accesses.get(g).copied()));
+                    }
+                };
+                match task {
+                    Task::Rows(chunk) => {
+                        let bucket = &arranged[chunk.bucket];
+                        for row in chunk.rows.clone() {
+                            bucket.for_each_in_row(row, |x, y| test(&mut local, x, y, scratch));
+                            progress.advance(1);
                         }
-                        let (x, y) = (&groups[x], &groups[y]);
-                        if let Some(pair) = check(&cx, x, y, std::ptr::eq(x, y), scratch) {
-                            local.add(pair);
+                    }
+                    Task::Whole(w) => {
+                        let of_object = groups[*w as usize]
+                            .within
+                            .and_then(|(o, _)| members.get(&o))
+                            .map_or(&[][..], |m| &m[..]);
+                        if input.per_access {
+                            // Each racing member is an access of its own to report.
+                            for &m in of_object {
+                                test(&mut local, *w as usize, m as usize, scratch);
+                            }
+                        } else {
+                            let w = &groups[*w as usize];
+                            if let Some(pair) =
+                                whole_object_pair(&cx, w, groups, of_object, scratch)
+                            {
+                                local.add_pair(pair);
+                            }
                         }
-                    });
-                    progress.advance(1);
+                        progress.advance(1);
+                    }
                 }
                 (local, std::mem::take(&mut scratch.stats))
             })
             .collect();
-        for (local, s) in per_chunk {
+        for (local, s) in per_task {
             stats.add(&s);
             found.merge(local);
         }
     }
-    let per_whole: Vec<(Option<Pair<'a>>, PairStats)> = wholes
-        .par_iter()
-        .map_init(Scratch::default, |scratch, &w| {
-            let w = &groups[w as usize];
-            let of_object = w.within.and_then(|(o, _)| members.get(&o));
-            let pair = whole_object_pair(&cx, w, groups, of_object, scratch);
-            (pair, std::mem::take(&mut scratch.stats))
-        })
-        .collect();
     progress.finish();
-    // A whole-object access's one warning names every member site racing with it: kept as
-    // it is with `--per-access` too (those members may race with nothing else).
-    for (pair, s) in per_whole {
-        stats.add(&s);
-        if let Some(pair) = pair {
-            found.add_pair(pair);
-        }
-    }
     (found.into_sorted(), stats)
 }
 
@@ -242,12 +257,14 @@ pub fn racing_pairs<'a>(
 /// pair that is both accesses' first is one warning.
 struct Found<'a> {
     at: FxHashMap<(Loc, Loc), Vec<Pair<'a>>>,
-    /// Per access, the first race found with it (`--per-access` only).
-    per_access: Option<FxHashMap<AccessId, Pair<'a>>>,
+    /// Per access (numbered by [`number_accesses`]), the first race found with it
+    /// (`--per-access` only).
+    per_access: Option<FxHashMap<u32, Pair<'a>>>,
 }
 
 /// An access as `--per-access` reports it: its sites (the first, and a hash of all) and its
 /// lvalue (its class, or its path). Two groups at the same sites are one access to report.
+/// (Paths are interned: one path is one address in a run.)
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct AccessId(Loc, u64, Option<u32>, usize);
 
@@ -275,17 +292,18 @@ impl<'a> Found<'a> {
     }
 
     /// Whether `--per-access` has this access reported already.
-    fn reported(&self, id: &AccessId) -> bool {
-        self.per_access.as_ref().is_some_and(|m| m.contains_key(id))
+    fn reported(&self, access: u32) -> bool {
+        self.per_access
+            .as_ref()
+            .is_some_and(|m| m.contains_key(&access))
     }
 
-    fn add(&mut self, pair: Pair<'a>) {
+    /// Adds a race between the accesses numbered `accesses` (`--per-access` only).
+    fn add(&mut self, pair: Pair<'a>, accesses: [Option<u32>; 2]) {
         match &mut self.per_access {
             Some(by_access) => {
-                for side in [&pair.first, &pair.second] {
-                    by_access
-                        .entry(AccessId::of(&side.access))
-                        .or_insert_with(|| pair.clone());
+                for a in accesses.into_iter().flatten() {
+                    by_access.entry(a).or_insert_with(|| pair.clone());
                 }
             }
             None => self.add_pair(pair),
@@ -319,8 +337,8 @@ impl<'a> Found<'a> {
             }
             return;
         }
-        for (_, pairs) in other.at {
-            self.extend(pairs);
+        for pair in other.at.into_values().flatten() {
+            self.add_pair(pair);
         }
     }
 
@@ -328,7 +346,7 @@ impl<'a> Found<'a> {
         if let Some(by_access) = self.per_access.take() {
             // Each access's pair, in access order: the same pair reported for both of its
             // accesses is one warning (`add_pair` merges a pair found again).
-            let mut pairs: Vec<(AccessId, Pair<'a>)> = by_access.into_iter().collect();
+            let mut pairs: Vec<(u32, Pair<'a>)> = by_access.into_iter().collect();
             pairs.sort_unstable_by_key(|(id, _)| *id);
             for (_, pair) in pairs {
                 self.add_pair(pair);
@@ -349,12 +367,16 @@ impl<'a> Found<'a> {
     }
 }
 
-impl<'a> Extend<Pair<'a>> for Found<'a> {
-    fn extend<I: IntoIterator<Item = Pair<'a>>>(&mut self, pairs: I) {
-        for p in pairs {
-            self.add(p);
-        }
-    }
+/// Per group, the number of the access `--per-access` reports it as: the accesses
+/// ([`AccessId`]s) numbered in order, so the numbers compare as the accesses do.
+fn number_accesses(groups: &[Group<'_>]) -> Vec<u32> {
+    let ids: Vec<AccessId> = groups.iter().map(|g| AccessId::of(&g.access)).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    ids.iter()
+        .map(|id| sorted.partition_point(|x| x < id) as u32)
+        .collect()
 }
 
 /// One warning for a whole-object access `w`: paired with every member access of its object
@@ -363,12 +385,12 @@ fn whole_object_pair<'a>(
     cx: &PairContext<'_>,
     w: &Group<'a>,
     groups: &[Group<'a>],
-    members: Option<&Vec<u32>>,
+    members: &[u32],
     scratch: &mut Scratch,
 ) -> Option<Pair<'a>> {
     let mut racing: Option<Pair<'a>> = None;
     let mut sites: FxHashSet<Loc> = Default::default();
-    for &m in members.into_iter().flatten() {
+    for &m in members {
         let Some(pair) = check(cx, w, &groups[m as usize], false, scratch) else {
             continue;
         };
@@ -478,6 +500,14 @@ impl Arranged {
     }
 }
 
+/// A piece of the pair stage, run by one thread.
+enum Task {
+    /// Rows of one bucket.
+    Rows(Chunk),
+    /// A whole-object access, with the member accesses of its object.
+    Whole(u32),
+}
+
 /// Rows of one bucket paired by one task.
 struct Chunk {
     bucket: usize,
@@ -488,9 +518,9 @@ struct Chunk {
 /// thread, large enough that tasks cost little to schedule and merge.
 const CHECKS_PER_CHUNK: usize = 1 << 16;
 
-/// How many chunks run between two merges ([`racing_pairs`]): enough to keep every thread
+/// How many tasks run between two merges ([`racing_pairs`]): enough to keep every thread
 /// busy, few enough that their races fit in memory.
-const CHUNKS_PER_BATCH: usize = 64;
+const TASKS_PER_BATCH: usize = 64;
 
 /// The buckets' rows cut into chunks of about [`CHECKS_PER_CHUNK`] checks, in bucket and row
 /// order; the cut depends on the buckets alone (not on the number of threads), so the merge
