@@ -373,6 +373,27 @@ pub(crate) fn pointer_operand(op: BinOp) -> Option<PointerOperand> {
 }
 
 impl PointsTo {
+    /// The functions a function-pointer argument `e` of a call in `caller` may be, when the
+    /// callee calls it with `args` arguments (`None`: as many as the pointer's static type
+    /// takes, when it has one): the function `e` names (through casts), else the targets of a
+    /// call through `e` ([`IndirectCalls::targets`]: a thread's start routine, called with its
+    /// one argument, is not a three-parameter fault handler Steensgaard merged with it).
+    pub fn function_argument(
+        &self,
+        program: &Program,
+        caller: FuncId,
+        e: &Expr,
+        args: Option<usize>,
+    ) -> Vec<FuncId> {
+        if let Some(f) = named_function(e) {
+            return vec![f];
+        }
+        match args.or_else(|| signature::call_shape(program, caller, e).map(|s| s.len())) {
+            Some(n) => self.targets(program, caller, e, n).unwrap_or_default(),
+            None => self.call_targets(caller, e),
+        }
+    }
+
     /// Whether `f` can be called with `args` arguments: its prototype has that many parameters,
     /// or fewer and `...`. Unprototyped functions accept any count.
     pub fn accepts(&self, f: FuncId, args: usize) -> bool {
@@ -442,3 +463,12 @@ impl PointsTo {
 
 #[cfg(test)]
 mod tests;
+
+/// The function an expression names, through casts.
+pub fn named_function(e: &Expr) -> Option<FuncId> {
+    match e {
+        Expr::Func(FuncRef::Linked(g)) => Some(*g),
+        Expr::Cast(_, inner) => named_function(inner),
+        _ => None,
+    }
+}

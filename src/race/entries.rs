@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::callgraph::{CallGraph, IndirectCalls};
-use crate::ir::{Expr, FuncId, FuncRef, Instr, Loc};
+use crate::ir::{FuncId, Instr, Loc};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::callbacks::EscapedCallback;
@@ -439,19 +439,9 @@ fn possible_start_routines(program: &Program, pta: &PointsTo, models: &Models) -
                 else {
                     continue;
                 };
-                out.extend(pta.call_targets(f, start));
-                out.extend(named_function(start));
+                out.extend(pta.function_argument(program, f, start, Some(1)));
             }
         }
     }
     out
-}
-
-/// The function an expression names, through casts.
-pub(super) fn named_function(e: &Expr) -> Option<FuncId> {
-    match e {
-        Expr::Func(FuncRef::Linked(g)) => Some(*g),
-        Expr::Cast(_, inner) => named_function(inner),
-        _ => None,
-    }
 }

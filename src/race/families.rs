@@ -96,8 +96,7 @@ fn passed_to<'p>(
                 let name = program.function_name(g);
                 for (_, k) in arguments.iter().filter(|(n, _)| n == name) {
                     if let Some(a) = args.get(*k) {
-                        out.extend(pta.call_targets(f, a));
-                        out.extend(super::entries::named_function(a));
+                        out.extend(pta.function_argument(program, f, a, None));
                     }
                 }
             }

@@ -218,7 +218,9 @@ pub struct FactFinder<'a> {
     /// Functions with an allocation site in the class, by class representative (sorted).
     alloc_sites: FxHashMap<u32, Vec<FuncId>>,
     mains: FxHashSet<FuncId>,
-    reachable: FxHashMap<FuncId, FxHashSet<FuncId>>,
+    /// The functions reachable from each entry, as bitsets (on the kernel thousands of entries
+    /// reach tens of thousands of functions each: hash sets took gigabytes).
+    reachable: FxHashMap<FuncId, Vec<u64>>,
     allocates: FxHashMap<(FuncId, u32), bool>,
 }
 
@@ -296,18 +298,22 @@ impl<'a> FactFinder<'a> {
             .reachable
             .entry(entry)
             .or_insert_with(|| reachable_functions(cg, entry));
-        let found = sites.iter().any(|f| reach.contains(f));
+        let found = sites
+            .iter()
+            .any(|f| reach[f.index() / 64] & 1 << (f.index() % 64) != 0);
         self.allocates.insert((entry, c), found);
         found
     }
 }
 
-/// The functions reachable from `f` in the call graph (itself included).
-fn reachable_functions(cg: &CallGraph, f: FuncId) -> FxHashSet<FuncId> {
-    let mut seen = FxHashSet::default();
+/// The functions reachable from `f` in the call graph (itself included), a bit per function.
+fn reachable_functions(cg: &CallGraph, f: FuncId) -> Vec<u64> {
+    let mut seen = vec![0u64; cg.len().div_ceil(64)];
     let mut stack = vec![f];
     while let Some(g) = stack.pop() {
-        if seen.insert(g) {
+        let (word, bit) = (g.index() / 64, 1 << (g.index() % 64));
+        if seen[word] & bit == 0 {
+            seen[word] |= bit;
             stack.extend(cg.callees(g));
         }
     }

@@ -377,7 +377,12 @@ impl FnAnalysis<'_> {
             _ => call
                 .args
                 .get(t.start)
-                .map(|e| self.ctx.pta.call_targets(self.func, e))
+                .map(|e| {
+                    // The new thread calls it with its one argument.
+                    self.ctx
+                        .pta
+                        .function_argument(self.ctx.program, self.func, e, Some(1))
+                })
                 .unwrap_or_default(),
         }
     }
