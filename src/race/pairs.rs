@@ -19,7 +19,7 @@ use super::check::{check, PairContext, Scratch};
 use super::objects::AccessObjects;
 use super::types::TypeAlias;
 use crate::ir::{FuncId, Loc};
-use crate::progress::Progress;
+use crate::progress::{Heartbeat, Progress};
 use crate::summary::{AccessView, Summaries};
 
 /// One side of a warning: an access performed by a thread entry (possibly in a callee).
@@ -129,7 +129,9 @@ pub fn racing_pairs<'a>(
 ) -> (Vec<Pair<'a>>, PairStats) {
     let mut objects = input.objects.map(AccessObjects::new);
     let types = TypeAlias::new(&input.program.types);
+    let beat = Heartbeat::start(input.progress, "pair candidates");
     let cands = Candidates::collect(input, sums, &mut objects, &types);
+    drop(beat);
     let mut stats = PairStats {
         entries: input.entries.len(),
         buckets: cands.buckets.len(),
