@@ -20,6 +20,9 @@ pub struct Options {
     pub fields: FieldMode,
     /// Indirect calls matched against the pointer's parameter types ([`crate::pta::signature`]).
     pub signature_filter: bool,
+    /// A `static` function nothing calls, whose address is never taken, never runs
+    /// ([`crate::pta::liveness`]).
+    pub dead_statics: bool,
     pub schedule: schedule::Options,
     /// Recursive SCCs of at least this many functions are collapsed
     /// ([`crate::summary::shared`], `--collapse-scc`).
@@ -72,6 +75,7 @@ impl Default for Options {
         Options {
             fields: FieldMode::default(),
             signature_filter: true,
+            dead_statics: true,
             schedule: schedule::Options {
                 max_rounds: schedule::DEFAULT_MAX_ROUNDS,
                 ..Default::default()
@@ -200,7 +204,7 @@ fn summarize_inner(
     let findings = matches!(keep, Keep::RaceEntries(_));
     let t0 = Instant::now();
     let beat = Heartbeat::start(options.schedule.progress, "points-to");
-    let pta = PointsTo::analyze_with_models(program, options.fields, models)
+    let pta = PointsTo::analyze_with_options(program, options.fields, models, options.dead_statics)
         .with_signature_filter(options.signature_filter);
     let families = if findings {
         race::families::family_entries(
@@ -303,6 +307,7 @@ fn summary_cache<'a>(
     let summary_options = SummaryOptions {
         fields: options.fields,
         signature_filter: options.signature_filter,
+        dead_statics: options.dead_statics,
         max_rounds: options.schedule.max_rounds,
         collapse_at: options.collapse_at,
         strict_publication: options.strict_publication,
@@ -451,18 +456,13 @@ pub fn analyze_cached(
         extra.extend(
             (0..program.functions.len() as u32)
                 .map(crate::ir::FuncId)
-                .filter(|f| cg.defined[f.index()] && callers[f.index()].is_empty()),
+                .filter(|&f| {
+                    cg.defined[f.index()] && callers[f.index()].is_empty() && pta.may_run(f)
+                }),
         );
     }
     let beat = Heartbeat::start(options.schedule.progress, "thread entries");
-    let entries = race::thread_entries(
-        program,
-        &cg,
-        &summaries,
-        &extra,
-        &families,
-        pta.callbacks.escaped(),
-    );
+    let entries = race::thread_entries(program, &cg, &summaries, &extra, &families, &pta);
     drop(beat);
     // `summaries_needed` must have kept every entry's summary (a dropped one would silently
     // lose the entry's accesses).

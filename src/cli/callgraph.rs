@@ -108,8 +108,14 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
         problems,
     } = super::build_program(&args.input, &pool, None, true)?;
     let t1 = Instant::now();
-    let pta = PointsTo::analyze_with(&program, args.pta.fields)
-        .with_signature_filter(!args.pta.no_signature_filter);
+    let models = crate::models::Models::builtin_ref();
+    let pta = PointsTo::analyze_with_options(
+        &program,
+        args.pta.fields,
+        models,
+        !args.pta.no_dead_statics,
+    )
+    .with_signature_filter(!args.pta.no_signature_filter);
     let t2 = Instant::now();
     let cg = pool.install(|| CallGraph::build(&program, &pta));
     let t3 = Instant::now();

@@ -41,6 +41,11 @@ pub struct PointsToArgs {
     /// another type after a cast to `void *`; see README, `relay callgraph`).
     #[arg(long)]
     pub no_signature_filter: bool,
+    /// Do not assume that a `static` function nothing calls, whose address is never taken,
+    /// never runs (for code that runs one through an attribute or `asm`; see README, "What
+    /// relay assumes").
+    #[arg(long)]
+    pub no_dead_statics: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

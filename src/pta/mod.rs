@@ -17,6 +17,7 @@
 pub mod callbacks;
 pub mod confine;
 pub mod inclusion;
+pub mod liveness;
 mod models;
 pub mod signature;
 mod solve;
@@ -133,6 +134,8 @@ pub struct PointsTo {
     slots: confine::SlotTargets,
     /// Callbacks handed to library code: called synchronously, registered, or escaped.
     pub callbacks: callbacks::CallbackTable,
+    /// Per function, whether it may run at all ([`liveness`]).
+    may_run: Vec<bool>,
     pub stats: PtaStats,
 }
 
@@ -163,7 +166,24 @@ impl PointsTo {
         mode: FieldMode,
         models: &crate::models::Models,
     ) -> PointsTo {
-        solve::solve(program, mode, models)
+        Self::analyze_with_options(program, mode, models, true)
+    }
+
+    /// … and whether a `static` function nothing calls and whose address is never taken is
+    /// known never to run (`dead_statics`, [`liveness`]): calls in it hand no callback to
+    /// unknown code.
+    pub fn analyze_with_options(
+        program: &Program,
+        mode: FieldMode,
+        models: &crate::models::Models,
+        dead_statics: bool,
+    ) -> PointsTo {
+        solve::solve(program, mode, models, dead_statics)
+    }
+
+    /// Whether `f` may run at all ([`liveness`]).
+    pub fn may_run(&self, f: FuncId) -> bool {
+        self.may_run.get(f.index()).copied().unwrap_or(true)
     }
 
     /// The member a field-based lvalue denotes: its last field offset.

@@ -22,6 +22,8 @@ struct Solver<'p> {
     type_escaping: Vec<bool>,
     /// Functions cast to a data pointer or an integer somewhere (by `FuncId`).
     cast_to_data: Vec<bool>,
+    /// Functions whose address is taken somewhere (by `FuncId`; [`super::liveness`]).
+    address_taken: Vec<bool>,
     /// Calls of unknown externals, whose arguments may carry callbacks (bound after solving).
     unknown_calls: Vec<UnknownCall>,
     /// Callbacks handed to models: (the value's node, how it runs, the call).
@@ -90,7 +92,12 @@ struct Handed {
     registry: Option<String>,
 }
 
-pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) -> PointsTo {
+pub(super) fn solve(
+    program: &Program,
+    mode: super::FieldMode,
+    models: &Models,
+    dead_statics: bool,
+) -> PointsTo {
     let mut s = Solver {
         p: empty(program, mode),
         program,
@@ -98,6 +105,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
         pending: Vec::new(),
         type_escaping: vec![false; program.functions.len()],
         cast_to_data: vec![false; program.functions.len()],
+        address_taken: vec![false; program.functions.len()],
         unknown_calls: Vec::new(),
         handed: Vec::new(),
         handed_records: Vec::new(),
@@ -149,6 +157,7 @@ pub(super) fn solve(program: &Program, mode: super::FieldMode, models: &Models) 
             }
         }
     }
+    s.p.may_run = super::liveness::may_run(program, &s.address_taken, dead_statics);
     s.bind_unknown_callbacks();
     s.members_to_unknown_memory();
     s.finish()
@@ -210,6 +219,7 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
         signatures: Default::default(),
         slots: Default::default(),
         callbacks: Default::default(),
+        may_run: Vec::new(),
         stats: PtaStats::default(),
     }
 }
@@ -381,7 +391,12 @@ impl Solver<'_> {
                 Some(self.pts(l))
             }
             Expr::AddrOf(lv) | Expr::StartOf(lv) => Some(self.loc(f, lv)),
-            Expr::Func(FuncRef::Linked(g)) => Some(self.p.function_node(*g)),
+            Expr::Func(FuncRef::Linked(g)) => {
+                if let Some(taken) = self.address_taken.get_mut(g.index()) {
+                    *taken = true;
+                }
+                Some(self.p.function_node(*g))
+            }
             Expr::Const(Const::Str(s)) => Some(self.p.string_node(*s)),
             Expr::Binary(op, a, b) => match super::pointer_operand(*op) {
                 Some(First) => self.val(f, a),
@@ -454,7 +469,14 @@ impl Solver<'_> {
                 args,
                 loc,
             } => self.call(f, dst.as_ref(), callee, args, *loc),
-            Instr::Asm { .. } => {}
+            Instr::Asm { inputs, .. } => {
+                // A function handed to `asm` may be called from it.
+                for g in inputs.iter().filter_map(super::named_function) {
+                    if let Some(taken) = self.address_taken.get_mut(g.index()) {
+                        *taken = true;
+                    }
+                }
+            }
         }
     }
 
@@ -562,6 +584,8 @@ impl Solver<'_> {
     /// which may make more functions reachable: repeated until nothing changes.
     fn bind_unknown_callbacks(&mut self) {
         let mut calls = std::mem::take(&mut self.unknown_calls);
+        // A call in a function that never runs hands nothing to anyone.
+        calls.retain(|c| self.p.may_run(c.caller));
         loop {
             // Per round, what each class and record reaches is computed once. Bindings unify
             // classes, so a round's answers may miss functions: the next round finds them, and
@@ -640,6 +664,9 @@ impl Solver<'_> {
         // Callbacks handed to models, once the partition is final.
         let by_class = self.function_classes();
         for h in std::mem::take(&mut self.handed) {
+            if !self.p.may_run(h.caller) {
+                continue;
+            }
             let c = self.p.uf.find(h.node);
             let mut funcs = by_class.get(&c).cloned().unwrap_or_default();
             if let Some(r) = h.record {

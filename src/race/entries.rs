@@ -97,8 +97,9 @@ pub fn thread_entries(
     sums: &Summaries,
     named: &[FuncId],
     families: &[(FuncId, String)],
-    callbacks: &[EscapedCallback],
+    pta: &PointsTo,
 ) -> Vec<ThreadEntry> {
+    let callbacks = pta.callbacks.escaped();
     // Family entries are entries from outside, as named ones are.
     let extra: BTreeSet<FuncId> = named
         .iter()
@@ -112,7 +113,11 @@ pub fn thread_entries(
     let callers = cg.callers();
     let mut roots: BTreeSet<FuncId> = (0..program.functions.len() as u32)
         .map(FuncId)
-        .filter(|f| program.functions[f.index()].body.is_some() && callers[f.index()].is_empty())
+        .filter(|&f| {
+            program.functions[f.index()].body.is_some()
+                && callers[f.index()].is_empty()
+                && pta.may_run(f)
+        })
         .collect();
     roots.extend(main);
     roots.extend(extra.iter().copied());

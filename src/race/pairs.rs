@@ -177,16 +177,22 @@ pub fn racing_pairs<'a>(
     // Tasks: chunks of rows, cut by checks rather than by bucket (one bucket of the kernel
     // holds tens of thousands of groups and would keep one thread busy for minutes), then the
     // whole-object accesses. They run in batches of a fixed size, each batch merged in task
-    // order as soon as it is done (holding every task's races until the end ran the kernel out of memory); a task
-    // sees what the batches before it found, so the result does not depend on the number of
-    // threads.
+    // order as soon as it is done (holding every task's races until the end ran the kernel out
+    // of memory); a task sees what the batches before it found, so the result does not depend
+    // on the number of threads.
     let mut found = Found::new(input.per_access);
     let accesses: Vec<u32> = match input.per_access {
         true => number_accesses(groups),
         false => Vec::new(),
     };
+    // `--per-access`: per object, its member accesses without a warning before the batch.
+    let mut pending = match input.per_access {
+        true => members.clone(),
+        false => FxHashMap::default(),
+    };
     for batch in tasks.chunks(TASKS_PER_BATCH) {
-        let done = &found;
+        prune_pending(&mut pending, batch, groups, &found, &accesses);
+        let (done, pending) = (&found, &pending);
         let per_task: Vec<(Found<'a>, PairStats)> = batch
             .par_iter()
             .map_init(Scratch::default, |scratch, task| {
@@ -221,9 +227,19 @@ pub fn racing_pairs<'a>(
                             .and_then(|(o, _)| members.get(&o))
                             .map_or(&[][..], |m| &m[..]);
                         if input.per_access {
-                            // Each racing member is an access of its own to report.
+                            // Each racing member is an access of its own to report. Once the
+                            // whole-object access has its warning, only the members without one
+                            // can add a warning (the kernel's objects have tens of thousands).
+                            let w = *w as usize;
                             for &m in of_object {
-                                test(&mut local, *w as usize, m as usize, scratch);
+                                if reported(&local, w) {
+                                    break;
+                                }
+                                test(&mut local, w, m as usize, scratch);
+                            }
+                            let object = groups[w].within.map(|(o, _)| o);
+                            for &m in object.and_then(|o| pending.get(&o)).into_iter().flatten() {
+                                test(&mut local, w, m as usize, scratch);
                             }
                         } else {
                             let w = &groups[*w as usize];
@@ -366,6 +382,24 @@ impl<'a> Found<'a> {
             }
         }
         out
+    }
+}
+
+/// Drops from `pending` (per object, the member accesses that may still get a warning of their
+/// own) those that `found` reports, for the objects of `batch`'s whole-object accesses.
+fn prune_pending(
+    pending: &mut FxHashMap<u32, Vec<u32>>,
+    batch: &[Task],
+    groups: &[Group<'_>],
+    found: &Found<'_>,
+    accesses: &[u32],
+) {
+    for task in batch {
+        let Task::Whole(w) = task else { continue };
+        let object = groups[*w as usize].within.map(|(o, _)| o);
+        if let Some(list) = object.and_then(|o| pending.get_mut(&o)) {
+            list.retain(|&m| !accesses.get(m as usize).is_some_and(|&a| found.reported(a)));
+        }
     }
 }
 
