@@ -20,9 +20,8 @@ pub struct Options {
     pub fields: FieldMode,
     /// Indirect calls matched against the pointer's parameter types ([`crate::pta::signature`]).
     pub signature_filter: bool,
-    /// A `static` function nothing calls, whose address is never taken, never runs
-    /// ([`crate::pta::liveness`]).
-    pub dead_statics: bool,
+    /// What the points-to analysis may assume of the code it cannot see.
+    pub world: crate::pta::World,
     pub schedule: schedule::Options,
     /// Recursive SCCs of at least this many functions are collapsed
     /// ([`crate::summary::shared`], `--collapse-scc`).
@@ -75,7 +74,7 @@ impl Default for Options {
         Options {
             fields: FieldMode::default(),
             signature_filter: true,
-            dead_statics: true,
+            world: Default::default(),
             schedule: schedule::Options {
                 max_rounds: schedule::DEFAULT_MAX_ROUNDS,
                 ..Default::default()
@@ -204,7 +203,7 @@ fn summarize_inner(
     let findings = matches!(keep, Keep::RaceEntries(_));
     let t0 = Instant::now();
     let beat = Heartbeat::start(options.schedule.progress, "points-to");
-    let pta = PointsTo::analyze_with_options(program, options.fields, models, options.dead_statics)
+    let pta = PointsTo::analyze_with_options(program, options.fields, models, options.world)
         .with_signature_filter(options.signature_filter);
     let families = if findings {
         race::families::family_entries(
@@ -307,7 +306,7 @@ fn summary_cache<'a>(
     let summary_options = SummaryOptions {
         fields: options.fields,
         signature_filter: options.signature_filter,
-        dead_statics: options.dead_statics,
+        world: options.world,
         max_rounds: options.schedule.max_rounds,
         collapse_at: options.collapse_at,
         strict_publication: options.strict_publication,

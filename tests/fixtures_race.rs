@@ -79,6 +79,7 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             }
             "--collapse-scc" => options.collapse_at = value().parse().unwrap(),
             "--strict-publication" => options.strict_publication = true,
+            "--closed-world" => options.world.closed = true,
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

@@ -130,7 +130,7 @@ pub struct SummaryCache<'a> {
 pub struct SummaryOptions {
     pub fields: crate::pta::FieldMode,
     pub signature_filter: bool,
-    pub dead_statics: bool,
+    pub world: crate::pta::World,
     pub max_rounds: u32,
     pub collapse_at: usize,
     pub strict_publication: bool,
@@ -150,7 +150,8 @@ impl<'a> SummaryCache<'a> {
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
             .u64(options.signature_filter.into())
-            .u64(options.dead_statics.into())
+            .u64(options.world.dead_statics.into())
+            .u64(options.world.closed.into())
             .u64(options.max_rounds.into())
             .u64(options.collapse_at as u64)
             .u64(options.strict_publication.into())

@@ -143,6 +143,9 @@ impl AnalyzeArgs {
         if self.pta.no_dead_statics {
             opt("--no-dead-statics", String::new());
         }
+        if self.pta.closed_world {
+            opt("--closed-world", String::new());
+        }
         if self.strict_publication {
             opt("--strict-publication", String::new());
         }
@@ -198,7 +201,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let options = pipeline::Options {
         fields: args.pta.fields,
         signature_filter: !args.pta.no_signature_filter,
-        dead_statics: !args.pta.no_dead_statics,
+        world: args.pta.world(),
         schedule: schedule::Options {
             jobs: pool.current_num_threads(),
             progress: !quiet,

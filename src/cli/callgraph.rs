@@ -109,13 +109,8 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
     } = super::build_program(&args.input, &pool, None, true)?;
     let t1 = Instant::now();
     let models = crate::models::Models::builtin_ref();
-    let pta = PointsTo::analyze_with_options(
-        &program,
-        args.pta.fields,
-        models,
-        !args.pta.no_dead_statics,
-    )
-    .with_signature_filter(!args.pta.no_signature_filter);
+    let pta = PointsTo::analyze_with_options(&program, args.pta.fields, models, args.pta.world())
+        .with_signature_filter(!args.pta.no_signature_filter);
     let t2 = Instant::now();
     let cg = pool.install(|| CallGraph::build(&program, &pta));
     let t3 = Instant::now();

@@ -46,6 +46,22 @@ pub struct PointsToArgs {
     /// relay assumes").
     #[arg(long)]
     pub no_dead_statics: bool,
+    /// The input is a whole linked program (the kernel's defconfig): a function with neither
+    /// body nor model is assembly that calls nothing of the program back, or is never called
+    /// (its call was compiled out). No callback escapes to unknown code (see README, "What
+    /// relay assumes").
+    #[arg(long)]
+    pub closed_world: bool,
+}
+
+impl PointsToArgs {
+    /// What the points-to analysis may assume of the code it cannot see.
+    pub fn world(&self) -> crate::pta::World {
+        crate::pta::World {
+            dead_statics: !self.no_dead_statics,
+            closed: self.closed_world,
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -126,7 +126,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
     let options = pipeline::Options {
         fields: args.pta.fields,
         signature_filter: !args.pta.no_signature_filter,
-        dead_statics: !args.pta.no_dead_statics,
+        world: args.pta.world(),
         schedule: schedule::Options {
             jobs: pool.current_num_threads(),
             progress: true,

@@ -139,6 +139,28 @@ pub struct PointsTo {
     pub stats: PtaStats,
 }
 
+/// What the points-to analysis may assume of the code it cannot see.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct World {
+    /// A `static` function nothing calls and whose address is never taken never runs
+    /// ([`liveness`]): calls in it hand no callback to unknown code (`--no-dead-statics` off).
+    pub dead_statics: bool,
+    /// The input is a whole linked program (`--closed-world`): a function with neither body
+    /// nor model is assembly that calls no function of the program back, or is never called
+    /// (the compiler removed the call: the kernel's calls under a configuration switch that is
+    /// off). Then no callback escapes to unknown code.
+    pub closed: bool,
+}
+
+impl Default for World {
+    fn default() -> World {
+        World {
+            dead_statics: true,
+            closed: false,
+        }
+    }
+}
+
 impl PointsTo {
     /// Runs the analysis over the whole program (field-based, built-in models).
     pub fn analyze(program: &Program) -> PointsTo {
@@ -166,19 +188,17 @@ impl PointsTo {
         mode: FieldMode,
         models: &crate::models::Models,
     ) -> PointsTo {
-        Self::analyze_with_options(program, mode, models, true)
+        Self::analyze_with_options(program, mode, models, World::default())
     }
 
-    /// … and whether a `static` function nothing calls and whose address is never taken is
-    /// known never to run (`dead_statics`, [`liveness`]): calls in it hand no callback to
-    /// unknown code.
+    /// … and what it may assume of the code it cannot see ([`World`]).
     pub fn analyze_with_options(
         program: &Program,
         mode: FieldMode,
         models: &crate::models::Models,
-        dead_statics: bool,
+        world: World,
     ) -> PointsTo {
-        solve::solve(program, mode, models, dead_statics)
+        solve::solve(program, mode, models, world)
     }
 
     /// Whether `f` may run at all ([`liveness`]).

@@ -96,7 +96,7 @@ pub(super) fn solve(
     program: &Program,
     mode: super::FieldMode,
     models: &Models,
-    dead_statics: bool,
+    world: super::World,
 ) -> PointsTo {
     let mut s = Solver {
         p: empty(program, mode),
@@ -157,7 +157,11 @@ pub(super) fn solve(
             }
         }
     }
-    s.p.may_run = super::liveness::may_run(program, &s.address_taken, dead_statics);
+    s.p.may_run = super::liveness::may_run(program, &s.address_taken, world.dead_statics);
+    if world.closed {
+        // Unknown code calls nothing back: its calls bind no callback.
+        s.unknown_calls.clear();
+    }
     s.bind_unknown_callbacks();
     s.members_to_unknown_memory();
     s.finish()
