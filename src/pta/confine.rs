@@ -89,6 +89,12 @@ impl SlotTargets {
         self.slots.get(&slot_of(program, caller, lv)?)?.as_deref()
     }
 
+    /// The functions stored into member `name` of the structs tagged `tag`, sorted, if that
+    /// slot is closed; `None` otherwise.
+    pub fn member_targets(&self, tag: Tag, name: Name) -> Option<&[FuncId]> {
+        self.slots.get(&Slot::Member(tag, name))?.as_deref()
+    }
+
     /// Number of slots, and of open ones (statistics).
     pub fn counts(&self) -> (usize, usize) {
         let open = self.slots.values().filter(|t| t.is_none()).count();

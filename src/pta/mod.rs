@@ -347,6 +347,22 @@ impl PointsTo {
             .unwrap_or_default()
     }
 
+    /// The functions the program stores into member `name` of a `record` object: those of
+    /// [`PointsTo::member_functions`] that MLTA's slot of the member holds ([`confine`]), when
+    /// every store into it is seen (Steensgaard puts the kernel's `work_struct.func` in one
+    /// class with ten thousand functions that `void *` hubs merged).
+    pub fn stored_functions(&self, program: &Program, record: RecordId, name: Name) -> Vec<FuncId> {
+        let mut functions = self.member_functions(record, name);
+        let tag = match program.types.record(record).tag {
+            Some(t) => signature::Tag::Named(t),
+            None => signature::Tag::Anonymous(record),
+        };
+        if let Some(stored) = self.slots.member_targets(tag, name) {
+            functions.retain(|f| stored.binary_search(f).is_ok());
+        }
+        functions
+    }
+
     /// Classes reachable from `roots` through points-to edges (roots included): RELAY's
     /// isAccessible.
     pub fn reachable_from(

@@ -65,7 +65,7 @@ fn stored_in<'p>(
             r.fields
                 .iter()
                 .filter(move |fd| member == "*" || names.get(fd.name) == member)
-                .flat_map(move |fd| pta.member_functions(rid, fd.name))
+                .flat_map(move |fd| pta.stored_functions(program, rid, fd.name))
         })
 }
 
