@@ -60,7 +60,7 @@ run_relay() { # name binary
     local s
     s=$(wall "$LOG_DIR/$name.time")
     printf '%-6s relay %8s s  gcc %8s s  relay/gcc %5s  peak RSS %6s MiB  reported %s\n' \
-        "$name" "$s" "$gcc_s" "$(awk -v a="$s" -v b="$gcc_s" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')" \
+        "$name" "$s" "$gcc_s" "$(awk -v a="$s" -v b="$gcc_s" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
         "$(rss_mib "$LOG_DIR/$name.time")" \
         "$(awk '$1 == "reported" { print $2 }' "$LOG_DIR/$name.err" | tail -n 1)"
     # The run table's stage times.

@@ -190,68 +190,22 @@ pub fn racing_pairs<'a>(
         true => members.clone(),
         false => FxHashMap::default(),
     };
+    let run = Tasks {
+        cx: &cx,
+        groups,
+        arranged: &arranged,
+        members: &members,
+        accesses: &accesses,
+        per_access: input.per_access,
+        progress: &progress,
+    };
     for batch in tasks.chunks(TASKS_PER_BATCH) {
         prune_pending(&mut pending, batch, groups, &found, &accesses);
         let (done, pending) = (&found, &pending);
         let per_task: Vec<(Found<'a>, PairStats)> = batch
             .par_iter()
             .map_init(Scratch::default, |scratch, task| {
-                let mut local = Found::new(input.per_access);
-                // One warning per access: a pair of accesses that both have theirs adds
-                // nothing (the first found in task order is kept).
-                let reported = |local: &Found<'_>, g: usize| {
-                    accesses
-                        .get(g)
-                        .is_some_and(|&a| done.reported(a) || local.reported(a))
-                };
-                let test = |local: &mut Found<'a>, x: usize, y: usize, scratch: &mut Scratch| {
-                    if reported(local, x) && reported(local, y) {
-                        return;
-                    }
-                    let (gx, gy) = (&groups[x], &groups[y]);
-                    if let Some(pair) = check(&cx, gx, gy, x == y, scratch) {
-                        local.add(pair, [x, y].map(|g| accesses.get(g).copied()));
-                    }
-                };
-                match task {
-                    Task::Rows(chunk) => {
-                        let bucket = &arranged[chunk.bucket];
-                        for row in chunk.rows.clone() {
-                            bucket.for_each_in_row(row, |x, y| test(&mut local, x, y, scratch));
-                            progress.advance(1);
-                        }
-                    }
-                    Task::Whole(w) => {
-                        let of_object = groups[*w as usize]
-                            .within
-                            .and_then(|(o, _)| members.get(&o))
-                            .map_or(&[][..], |m| &m[..]);
-                        if input.per_access {
-                            // Each racing member is an access of its own to report. Once the
-                            // whole-object access has its warning, only the members without one
-                            // can add a warning (the kernel's objects have tens of thousands).
-                            let w = *w as usize;
-                            for &m in of_object {
-                                if reported(&local, w) {
-                                    break;
-                                }
-                                test(&mut local, w, m as usize, scratch);
-                            }
-                            let object = groups[w].within.map(|(o, _)| o);
-                            for &m in object.and_then(|o| pending.get(&o)).into_iter().flatten() {
-                                test(&mut local, w, m as usize, scratch);
-                            }
-                        } else {
-                            let w = &groups[*w as usize];
-                            if let Some(pair) =
-                                whole_object_pair(&cx, w, groups, of_object, scratch)
-                            {
-                                local.add_pair(pair);
-                            }
-                        }
-                        progress.advance(1);
-                    }
-                }
+                let local = run.run(task, done, pending, scratch);
                 (local, std::mem::take(&mut scratch.stats))
             })
             .collect();
@@ -382,6 +336,88 @@ impl<'a> Found<'a> {
             }
         }
         out
+    }
+}
+
+/// What a task of the pair stage reads.
+struct Tasks<'r, 'a> {
+    cx: &'r PairContext<'r>,
+    groups: &'r [Group<'a>],
+    arranged: &'r [Arranged],
+    /// Per object, the member accesses of the objects accessed whole.
+    members: &'r FxHashMap<u32, Vec<u32>>,
+    /// `--per-access`: per group, its access's number ([`number_accesses`]); else empty.
+    accesses: &'r [u32],
+    per_access: bool,
+    progress: &'r Progress,
+}
+
+impl<'a> Tasks<'_, 'a> {
+    /// The races `task` finds, given those of the batches before (`done`) and, per object, the
+    /// member accesses still without a warning before the batch (`pending`).
+    fn run(
+        &self,
+        task: &Task,
+        done: &Found<'a>,
+        pending: &FxHashMap<u32, Vec<u32>>,
+        scratch: &mut Scratch,
+    ) -> Found<'a> {
+        let mut local = Found::new(self.per_access);
+        match task {
+            Task::Rows(chunk) => {
+                let bucket = &self.arranged[chunk.bucket];
+                for row in chunk.rows.clone() {
+                    bucket.for_each_in_row(row, |x, y| self.test(&mut local, done, x, y, scratch));
+                    self.progress.advance(1);
+                }
+            }
+            Task::Whole(w) => {
+                let w = *w as usize;
+                let object = self.groups[w].within.map(|(o, _)| o);
+                let of_object = object
+                    .and_then(|o| self.members.get(&o))
+                    .map_or(&[][..], |m| &m[..]);
+                if self.per_access {
+                    // Each racing member is an access of its own to report. Once the
+                    // whole-object access has its warning, only the members without one can
+                    // add a warning (the kernel's objects have tens of thousands).
+                    for &m in of_object {
+                        if self.reported(&local, done, w) {
+                            break;
+                        }
+                        self.test(&mut local, done, w, m as usize, scratch);
+                    }
+                    for &m in object.and_then(|o| pending.get(&o)).into_iter().flatten() {
+                        self.test(&mut local, done, w, m as usize, scratch);
+                    }
+                } else if let Some(pair) =
+                    whole_object_pair(self.cx, &self.groups[w], self.groups, of_object, scratch)
+                {
+                    local.add_pair(pair);
+                }
+                self.progress.advance(1);
+            }
+        }
+        local
+    }
+
+    /// Whether `--per-access` has group `g`'s access reported already.
+    fn reported(&self, local: &Found<'_>, done: &Found<'_>, g: usize) -> bool {
+        self.accesses
+            .get(g)
+            .is_some_and(|&a| done.reported(a) || local.reported(a))
+    }
+
+    /// Tests groups `x` and `y`, unless both accesses have their warning (`--per-access`: the
+    /// first found in task order is kept).
+    fn test(&self, local: &mut Found<'a>, done: &Found<'a>, x: usize, y: usize, s: &mut Scratch) {
+        if self.reported(local, done, x) && self.reported(local, done, y) {
+            return;
+        }
+        let (gx, gy) = (&self.groups[x], &self.groups[y]);
+        if let Some(pair) = check(self.cx, gx, gy, x == y, s) {
+            local.add(pair, [x, y].map(|g| self.accesses.get(g).copied()));
+        }
     }
 }
 
