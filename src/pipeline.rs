@@ -451,14 +451,7 @@ pub fn analyze_cached(
     }
     let mut extra = extra;
     if options.entries.roots {
-        let callers = cg.callers();
-        extra.extend(
-            (0..program.functions.len() as u32)
-                .map(crate::ir::FuncId)
-                .filter(|&f| {
-                    cg.defined[f.index()] && callers[f.index()].is_empty() && pta.may_run(f)
-                }),
-        );
+        extra.extend(race::entries::uncalled_functions(program, &cg, &pta));
     }
     let beat = Heartbeat::start(options.schedule.progress, "thread entries");
     let entries = race::thread_entries(program, &cg, &summaries, &extra, &families, &pta);

@@ -396,9 +396,7 @@ impl Solver<'_> {
             }
             Expr::AddrOf(lv) | Expr::StartOf(lv) => Some(self.loc(f, lv)),
             Expr::Func(FuncRef::Linked(g)) => {
-                if let Some(taken) = self.address_taken.get_mut(g.index()) {
-                    *taken = true;
-                }
+                self.take_address(*g);
                 Some(self.p.function_node(*g))
             }
             Expr::Const(Const::Str(s)) => Some(self.p.string_node(*s)),
@@ -417,6 +415,13 @@ impl Solver<'_> {
             }
             Expr::Unary(_, a) => self.val(f, a),
             _ => None,
+        }
+    }
+
+    /// Notes that `g`'s address is taken ([`super::liveness`]).
+    fn take_address(&mut self, g: FuncId) {
+        if let Some(taken) = self.address_taken.get_mut(g.index()) {
+            *taken = true;
         }
     }
 
@@ -476,9 +481,7 @@ impl Solver<'_> {
             Instr::Asm { inputs, .. } => {
                 // A function handed to `asm` may be called from it.
                 for g in inputs.iter().filter_map(super::named_function) {
-                    if let Some(taken) = self.address_taken.get_mut(g.index()) {
-                        *taken = true;
-                    }
+                    self.take_address(g);
                 }
             }
         }

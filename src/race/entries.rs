@@ -110,15 +110,7 @@ pub fn thread_entries(
         let pf = &program.functions[f.index()];
         pf.body.is_some() && program.names.get(pf.name) == "main"
     });
-    let callers = cg.callers();
-    let mut roots: BTreeSet<FuncId> = (0..program.functions.len() as u32)
-        .map(FuncId)
-        .filter(|&f| {
-            program.functions[f.index()].body.is_some()
-                && callers[f.index()].is_empty()
-                && pta.may_run(f)
-        })
-        .collect();
+    let mut roots: BTreeSet<FuncId> = uncalled_functions(program, cg, pta).into_iter().collect();
     roots.extend(main);
     roots.extend(extra.iter().copied());
     let (started, entries) = started_functions(sums, &roots, &extra, callbacks);
@@ -392,6 +384,21 @@ fn greatest_fixpoint(
         .collect()
 }
 
+/// The defined functions nothing calls and that may run ([`PointsTo::may_run`]): kernel init
+/// code, a library's API. Their thread creations start entries (`--entry-roots`: they are
+/// entries themselves).
+pub fn uncalled_functions(program: &Program, cg: &CallGraph, pta: &PointsTo) -> Vec<FuncId> {
+    let callers = cg.callers();
+    (0..program.functions.len() as u32)
+        .map(FuncId)
+        .filter(|&f| {
+            program.functions[f.index()].body.is_some()
+                && callers[f.index()].is_empty()
+                && pta.may_run(f)
+        })
+        .collect()
+}
+
 /// The functions whose summaries the race stage reads: `main`, `extra`, every defined function
 /// nothing calls, and every function a thread creation may start. Known before any summary is
 /// computed (start routines from the thread-creation calls in the IR and the points-to targets
@@ -405,14 +412,16 @@ pub fn summaries_needed(
     extra: &[FuncId],
 ) -> Vec<bool> {
     let n = program.functions.len();
-    let callers = cg.callers();
     let mut need: Vec<bool> = (0..n)
         .map(|i| {
             let f = &program.functions[i];
-            f.body.is_some() && (callers[i].is_empty() || program.names.get(f.name) == "main")
+            f.body.is_some() && program.names.get(f.name) == "main"
         })
         .collect();
-    for &f in extra {
+    for f in uncalled_functions(program, cg, pta)
+        .into_iter()
+        .chain(extra.iter().copied())
+    {
         need[f.index()] = true;
     }
     for f in possible_start_routines(program, pta, models) {
