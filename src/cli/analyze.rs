@@ -190,7 +190,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         program,
         problems,
         totals,
-    } = super::build_program(&args.input, &pool, store.as_ref(), !quiet)?;
+    } = super::build_program(&args.input, &pool, store.as_ref(), !quiet, &models)?;
     if totals.clean_units == 0 && totals.functions_lowered == 0 {
         anyhow::bail!(
             "nothing to analyse: none of the {} unit(s) could be read (errors above)",

@@ -101,14 +101,14 @@ struct Report {
 
 pub fn run(args: &CallGraphArgs) -> Result<i32> {
     let pool = args.input.pool()?;
+    let models = crate::models::Models::builtin_ref();
     let t0 = Instant::now();
     let Frontend {
         program,
         totals: frontend,
         problems,
-    } = super::build_program(&args.input, &pool, None, true)?;
+    } = super::build_program(&args.input, &pool, None, true, models)?;
     let t1 = Instant::now();
-    let models = crate::models::Models::builtin_ref();
     let pta = PointsTo::analyze_with_options(&program, args.pta.fields, models, args.pta.world())
         .with_signature_filter(!args.pta.no_signature_filter);
     let t2 = Instant::now();

@@ -147,6 +147,8 @@ pub struct FrontendTotals {
     /// Units parsed and lowered in this run / loaded from the cache.
     pub units_parsed: usize,
     pub units_reused: usize,
+    /// Calls to trampolines of the models rewritten as calls through their key's member.
+    pub trampoline_calls: usize,
 }
 
 /// The linked program of a run, its totals, and how many units had problems (reported on
@@ -157,12 +159,14 @@ pub struct Frontend {
     pub problems: usize,
 }
 
-/// Parses, lowers and links the inputs; input problems go to stderr, the rest is analysed.
+/// Parses, lowers and links the inputs, and rewrites the calls to the models' trampolines;
+/// input problems go to stderr, the rest is analysed.
 pub fn build_program(
     input: &InputArgs,
     pool: &rayon::ThreadPool,
     cache: Option<&crate::cache::Store>,
     progress: bool,
+    models: &crate::models::Models,
 ) -> Result<Frontend> {
     let inputs = input.inputs()?;
     let options = driver::BuildOptions {
@@ -194,7 +198,8 @@ pub fn build_program(
         totals.skipped_decls += u.parse_errors.len();
         totals.function_definitions += u.function_definitions;
     }
-    let program = build.program;
+    let mut program = build.program;
+    totals.trampoline_calls = crate::link::trampolines::rewrite(&mut program, models.trampolines());
     {
         let printer = program.printer();
         for d in program.units.iter().flat_map(|u| &u.diagnostics) {

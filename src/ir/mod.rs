@@ -292,6 +292,20 @@ pub enum Expr {
     Unknown,
 }
 
+impl Expr {
+    /// The function the expression names, through casts (`(void *)f`).
+    pub fn named_function(&self) -> Option<FuncId> {
+        let mut e = self;
+        loop {
+            match e {
+                Expr::Func(FuncRef::Linked(g)) => return Some(*g),
+                Expr::Cast(_, inner) => e = inner,
+                _ => return None,
+            }
+        }
+    }
+}
+
 /// A function named in an expression: before linking, a name with its linkage; after linking,
 /// the program's function.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]

@@ -47,6 +47,7 @@ use crate::ir::{
 };
 
 mod finish;
+pub mod trampolines;
 pub mod types;
 use types::{Staging, UnitTypes};
 

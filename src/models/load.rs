@@ -14,6 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::entries::{EntryFamily, RawEntryFamily};
+use super::trampolines::{RawTrampoline, Trampoline};
 
 use super::{
     AllocEffect, AllocOutEffect, AtomicEffect, CallbackEffect, CallbackRun, CopyEffect, LockEffect,
@@ -97,6 +98,8 @@ pub struct Models {
     families: Vec<FamilyInfo>,
     /// The entry families of all files; a later one replaces an earlier one of its name.
     entry_families: Vec<EntryFamily>,
+    /// The trampolines of all files; a later one replaces an earlier one of its prefix.
+    trampolines: Vec<Trampoline>,
 }
 
 impl Models {
@@ -182,6 +185,10 @@ impl Models {
             self.entry_families.retain(|f| f.name != e.name);
             self.entry_families.push(e.clone());
         }
+        for t in &parsed.trampolines {
+            self.trampolines.retain(|u| u.prefix != t.prefix);
+            self.trampolines.push(t.clone());
+        }
         for (name, model) in &parsed.functions {
             match model {
                 Some(m) => {
@@ -224,6 +231,11 @@ impl Models {
         &self.entry_families
     }
 
+    /// The trampolines ([`super::trampolines`]), in the order their files were applied.
+    pub fn trampolines(&self) -> &[Trampoline] {
+        &self.trampolines
+    }
+
     /// Every (name, model), in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Model)> {
         self.map.iter().map(|(n, (m, _))| (n.as_str(), m))
@@ -256,6 +268,7 @@ struct ParsedFile {
     /// `None`: `use_body = true`, drop an earlier model of the name.
     functions: Vec<(String, Option<Model>)>,
     entries: Vec<EntryFamily>,
+    trampolines: Vec<Trampoline>,
 }
 
 #[derive(Deserialize)]
@@ -268,6 +281,8 @@ struct RawFile {
     function: Vec<Spanned<RawFunction>>,
     #[serde(default)]
     entries: Vec<RawEntryFamily>,
+    #[serde(default)]
+    trampolines: Vec<RawTrampoline>,
 }
 
 /// A `[[function]]` table: the names plus the [`Model`] keys, spelled out (serde cannot combine
@@ -582,11 +597,20 @@ fn parse_file(path: &Path, text: &str) -> Result<ParsedFile, ModelError> {
         entries.retain(|f| f.name != family.name);
         entries.push(family);
     }
+    let mut trampolines: Vec<Trampoline> = Vec::new();
+    for t in raw.trampolines {
+        let t = t
+            .validate()
+            .map_err(|(at, message)| invalid(path, text, at, message))?;
+        trampolines.retain(|u| u.prefix != t.prefix);
+        trampolines.push(t);
+    }
     Ok(ParsedFile {
         family: raw.family.into_inner(),
         description: raw.description,
         functions,
         entries,
+        trampolines,
     })
 }
 

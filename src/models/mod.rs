@@ -13,9 +13,11 @@ use serde::{Deserialize, Serialize};
 
 pub mod entries;
 mod load;
+pub mod trampolines;
 
 pub use entries::{EntryFamily, FamilySwitches};
 pub use load::{FamilyInfo, ModelError, ModelOrigin, Models, BUILTIN_FILES};
+pub use trampolines::Trampoline;
 
 /// How a lock is held: rwlocks and rwsems have a shared (read) mode; two holders of the same
 /// lock exclude each other unless both hold it shared.

@@ -759,3 +759,47 @@ fn user_models_reach_the_solver() {
     assert_eq!(pta.stats.thread_creations, 1);
     assert!(pta.escaping().contains(&global_class(&p, &pta, "v")));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Trampolines.
+
+#[test]
+fn the_kernel_static_calls_are_trampolines() {
+    let t = builtin()
+        .trampolines()
+        .iter()
+        .find(|t| t.prefix == "__SCT__")
+        .expect("linux.toml declares the static-call trampolines");
+    assert_eq!(
+        t.key_of("__SCT__tp_func_foo").as_deref(),
+        Some("__SCK__tp_func_foo")
+    );
+    assert_eq!(t.member, "func");
+    assert_eq!(t.key_of("__SCT__"), None);
+    assert_eq!(t.key_of("schedule"), None);
+}
+
+#[test]
+fn invalid_trampolines_are_rejected() {
+    let cases = [
+        (
+            "functions = \"__SCT__\"\ntarget = \"__SCK__*.func\"",
+            "prefix followed by `*`",
+        ),
+        (
+            "functions = \"__SCT__*\"\ntarget = \"__SCK__.func\"",
+            "global_prefix*.member",
+        ),
+        (
+            "functions = \"__SCT__*\"\ntarget = \"__SCK__*\"",
+            "global_prefix*.member",
+        ),
+        ("functions = \"__SCT__*\"", "target"),
+    ];
+    for (body, needle) in cases {
+        let text = format!("family = \"x\"\n[[trampolines]]\n{body}\n");
+        let (line, _, msg) = error_of(&text);
+        assert!(msg.contains(needle), "{body}: {msg}");
+        assert!((2..=4).contains(&line), "{body}: line {line}");
+    }
+}

@@ -348,11 +348,24 @@ impl PointsTo {
     }
 
     /// The functions the program stores into member `name` of a `record` object: those of
-    /// [`PointsTo::member_functions`] that MLTA's slot of the member holds ([`confine`]), when
-    /// every store into it is seen (Steensgaard puts the kernel's `work_struct.func` in one
-    /// class with ten thousand functions that `void *` hubs merged).
+    /// [`PointsTo::member_functions`] that a call through the member's function-pointer type
+    /// may reach ([`signature`]: a function stored there under another type is type-escaping
+    /// and kept) and that MLTA's slot of the member holds ([`confine`]), when every store into
+    /// it is seen. Steensgaard puts the kernel's `work_struct.func` in one class with ten
+    /// thousand functions that `void *` hubs merged.
     pub fn stored_functions(&self, program: &Program, record: RecordId, name: Name) -> Vec<FuncId> {
         let mut functions = self.member_functions(record, name);
+        let member_shape = program
+            .types
+            .find_field(record, name)
+            .and_then(|path| path.last().copied())
+            .and_then(|(r, i)| program.types.record(r).fields.get(i))
+            .and_then(|field| signature::shape_of(&program.types, field.ty));
+        if let Some(shape) = member_shape {
+            functions.retain(|&f| {
+                self.accepts(f, shape.len()) && self.signatures.accepts(f, Some(&shape))
+            });
+        }
         let tag = match program.types.record(record).tag {
             Some(t) => signature::Tag::Named(t),
             None => signature::Tag::Anonymous(record),
@@ -441,7 +454,7 @@ impl PointsTo {
         e: &Expr,
         args: Option<usize>,
     ) -> Vec<FuncId> {
-        if let Some(f) = named_function(e) {
+        if let Some(f) = e.named_function() {
             return vec![f];
         }
         match args.or_else(|| signature::call_shape(program, caller, e).map(|s| s.len())) {
@@ -519,12 +532,3 @@ impl PointsTo {
 
 #[cfg(test)]
 mod tests;
-
-/// The function an expression names, through casts.
-pub fn named_function(e: &Expr) -> Option<FuncId> {
-    match e {
-        Expr::Func(FuncRef::Linked(g)) => Some(*g),
-        Expr::Cast(_, inner) => named_function(inner),
-        _ => None,
-    }
-}

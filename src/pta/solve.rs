@@ -480,7 +480,7 @@ impl Solver<'_> {
             } => self.call(f, dst.as_ref(), callee, args, *loc),
             Instr::Asm { inputs, .. } => {
                 // A function handed to `asm` may be called from it.
-                for g in inputs.iter().filter_map(super::named_function) {
+                for g in inputs.iter().filter_map(Expr::named_function) {
                     self.take_address(g);
                 }
             }

@@ -480,3 +480,35 @@ fn arguments_of_direct_calls_flow_into_the_callee_formals() {
     assert_eq!(target_names(&fx, "call"), ["wake_a"]);
     assert_eq!(target_names(&fx, "call_any"), ["other", "wake_a", "wake_b"]);
 }
+
+#[test]
+fn a_trampoline_call_is_the_call_through_its_key() {
+    // linux.toml's static calls: `__SCT__hook(1)` jumps to `__SCK__hook.func`, which holds `a`
+    // initially and whatever `update` stores; the trampoline's type filters the stored ones.
+    let src = "struct static_call_key { void *func; };
+        void a(int x) {}
+        void b(int x) {}
+        void c(char *s) {}
+        extern typeof(a) __SCT__hook;
+        extern typeof(a) __SCT__unkeyed;
+        struct static_call_key __SCK__hook = { .func = a };
+        void update(void *f) { __SCK__hook.func = f; }
+        void setup(void) { update((void *)b); update((void *)c); }
+        void fire(void) { __SCT__hook(1); }
+        void other(void) { __SCT__unkeyed(1); }";
+    let mut program = program(src);
+    let trampolines = crate::models::Models::builtin_ref().trampolines();
+    assert_eq!(
+        crate::link::trampolines::rewrite(&mut program, trampolines),
+        1
+    );
+    let pta = PointsTo::analyze_with(&program, FieldMode::FieldBased);
+    let fx = Fixture { program, pta };
+    assert_eq!(target_names(&fx, "fire"), ["a", "b"]);
+    let other = fx.func("other");
+    assert_eq!(
+        fx.first_callee(other).named_function(),
+        Some(fx.func("__SCT__unkeyed")),
+        "no key global: the call stays a direct call to an unknown external"
+    );
+}
