@@ -111,7 +111,7 @@ fn strip_casts(mut e: &Expr) -> &Expr {
 
 /// Whether `ty` can hold a function's address: a function pointer, `void *` (the type of
 /// `cond ? f : NULL` and of generic callback slots), or an array (of arrays) of them.
-fn holds_function_pointers(types: &TypeTable, mut ty: TypeId) -> bool {
+pub fn holds_function_pointers(types: &TypeTable, mut ty: TypeId) -> bool {
     loop {
         match types.kind(ty) {
             TypeKind::Array { elem, .. } => ty = *elem,

@@ -11,6 +11,7 @@ use crate::callgraph::IndirectCalls;
 use crate::ir::{FuncId, Instr};
 use crate::link::Program;
 use crate::models::{EntryFamily, FamilySwitches};
+use crate::pta::confine::holds_function_pointers;
 use crate::pta::PointsTo;
 
 /// Every defined function of a switched-on family, with the family's name (the first family
@@ -46,7 +47,9 @@ pub fn family_entries(
 }
 
 /// The functions stored into `record.member` of any object of a struct tagged `record` (`*`:
-/// any member).
+/// any member that can hold a function's address — a function pointer or `void *` —, not
+/// `file_operations.owner`, a `struct module *` whose points-to class Steensgaard merged with
+/// thirteen thousand functions).
 fn stored_in<'p>(
     program: &'p Program,
     pta: &'p PointsTo,
@@ -64,7 +67,10 @@ fn stored_in<'p>(
             let rid = crate::ir::types::RecordId(i as u32);
             r.fields
                 .iter()
-                .filter(move |fd| member == "*" || names.get(fd.name) == member)
+                .filter(move |fd| match member {
+                    "*" => holds_function_pointers(&program.types, fd.ty),
+                    _ => names.get(fd.name) == member,
+                })
                 .flat_map(move |fd| pta.stored_functions(program, rid, fd.name))
         })
 }
