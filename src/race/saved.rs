@@ -12,11 +12,13 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use super::report::{Group, ReportBuilder};
 use super::{pairs_with_facts, Filter, FilterConfig, FilterFacts, PairStats, RaceInput, RaceStats};
 use crate::cache::store::{decode, encode};
+use crate::link::Program;
 use crate::report::{self, RaceWarning, Report};
 
 /// What produced a saved run (printed by `relay report`).
@@ -117,6 +119,8 @@ pub struct SavedRun {
     pub thread_entries: usize,
     pub callback_entries: Vec<report::CallbackEntry>,
     pub family_entries: Vec<report::FamilyEntries>,
+    /// (entry name, family) of every entry an entry family found, sorted by name.
+    pub entry_families: Vec<(String, String)>,
     /// Wall-clock seconds per stage of the analysing run.
     pub times: Vec<(String, f64)>,
 }
@@ -146,6 +150,7 @@ impl SavedRun {
             thread_entries: input.entries.len(),
             callback_entries: b.callback_entries(input.entries),
             family_entries: family_entries(input.entries),
+            entry_families: entry_families(input.program, input.entries),
             times: Vec::new(),
         }
     }
@@ -183,6 +188,7 @@ impl SavedRun {
             .collect::<Result<_>>()?;
         warnings.sort_by(report_order);
         let reported = warnings.iter().filter(|w| w.is_reported()).count();
+        let (family_entries, callback_warnings) = self.warnings_by_origin(&warnings);
         Ok(Report {
             schema_version: report::SCHEMA_VERSION,
             tool: "relay".into(),
@@ -192,7 +198,8 @@ impl SavedRun {
                 functions: self.functions,
                 thread_entries: self.thread_entries,
                 callback_entries: self.callback_entries.clone(),
-                family_entries: self.family_entries.clone(),
+                callback_warnings,
+                family_entries,
                 pairs_considered: stats.pairs.considered,
                 pairs_private_arg: stats.pairs.private_arg,
                 pairs_type_alias: stats.pairs.type_alias,
@@ -220,6 +227,51 @@ impl SavedRun {
     }
 }
 
+impl SavedRun {
+    /// The family rows with the reported warnings that have an access from an entry of the
+    /// family, and the number of reported warnings with an access from a callback entry.
+    fn warnings_by_origin(&self, warnings: &[RaceWarning]) -> (Vec<report::FamilyEntries>, usize) {
+        let family_of = |entry: &str| {
+            self.entry_families
+                .binary_search_by(|(e, _)| e.as_str().cmp(entry))
+                .ok()
+                .map(|i| self.entry_families[i].1.as_str())
+        };
+        let callbacks: FxHashSet<&str> = self
+            .callback_entries
+            .iter()
+            .map(|c| c.function.as_str())
+            .collect();
+        let mut per_family: FxHashMap<&str, usize> = FxHashMap::default();
+        let mut callback_warnings = 0;
+        for w in warnings.iter().filter(|w| w.is_reported()) {
+            let mut families: Vec<&str> = w
+                .accesses
+                .iter()
+                .filter_map(|a| family_of(&a.entry))
+                .collect();
+            families.sort_unstable();
+            families.dedup();
+            for f in families {
+                *per_family.entry(f).or_default() += 1;
+            }
+            callback_warnings +=
+                w.accesses
+                    .iter()
+                    .any(|a| callbacks.contains(a.entry.as_str())) as usize;
+        }
+        let rows = self
+            .family_entries
+            .iter()
+            .map(|f| report::FamilyEntries {
+                warnings: per_family.get(f.family.as_str()).copied().unwrap_or(0),
+                ..f.clone()
+            })
+            .collect();
+        (rows, callback_warnings)
+    }
+}
+
 /// The order of a report's warnings: by group, then by the accesses' locations, then by key.
 fn report_order(a: &RaceWarning, b: &RaceWarning) -> Ordering {
     fn locations(w: &RaceWarning) -> impl Iterator<Item = &report::SourceLoc> {
@@ -244,8 +296,26 @@ fn family_entries(entries: &[super::ThreadEntry]) -> Vec<report::FamilyEntries> 
         .map(|(family, entries)| report::FamilyEntries {
             family: family.to_string(),
             entries,
+            warnings: 0,
         })
         .collect()
+}
+
+/// (entry name, family) of the entries of entry families, sorted by name. Entries are named as
+/// the report's accesses name them (by function name).
+fn entry_families(program: &Program, entries: &[super::ThreadEntry]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = entries
+        .iter()
+        .filter_map(|e| match &e.origin {
+            super::entries::EntryOrigin::Family { name } => {
+                Some((program.function_name(e.func).to_string(), name.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
 }
 
 #[cfg(test)]
@@ -307,6 +377,7 @@ pub(crate) mod tests {
             thread_entries: 3,
             callback_entries: Vec::new(),
             family_entries: Vec::new(),
+            entry_families: Vec::new(),
             times: vec![("summaries".into(), 1.5)],
         }
     }
@@ -341,5 +412,33 @@ pub(crate) mod tests {
         let shown = report(&bootup, Group::Field, true);
         assert_eq!(shown.warnings[1].filtered_by, ["bootup-thread"]);
         assert_eq!(shown.stats.warnings_reported, 1);
+    }
+
+    #[test]
+    fn family_rows_count_the_reported_warnings_they_take_part_in() {
+        let mut run = run();
+        // t and u are work handlers, main is not; t is in both warnings, u in one.
+        run.family_entries = vec![report::FamilyEntries {
+            family: "workqueue".into(),
+            entries: 2,
+            warnings: 0,
+        }];
+        run.entry_families = vec![
+            ("t".into(), "workqueue".into()),
+            ("u".into(), "workqueue".into()),
+        ];
+        let rows = |c: &FilterConfig| run.report(c, Group::Field, true).unwrap().stats;
+        let plain = rows(&FilterConfig::default());
+        assert_eq!(
+            plain.family_entries[0].warnings, 2,
+            "once per warning, not per access"
+        );
+        let mut bootup = FilterConfig::default();
+        bootup.set(Filter::BootupThread, true);
+        assert_eq!(
+            rows(&bootup).family_entries[0].warnings,
+            1,
+            "filtered warnings are not counted"
+        );
     }
 }

@@ -111,6 +111,9 @@ pub struct RunStats {
     /// Entries that are callbacks handed to library or unknown code, and where.
     #[serde(default)]
     pub callback_entries: Vec<CallbackEntry>,
+    /// Reported warnings with an access from a callback entry.
+    #[serde(default)]
+    pub callback_warnings: usize,
     /// How many entries each entry family of the models found (`--entry-family`), by family.
     #[serde(default)]
     pub family_entries: Vec<FamilyEntries>,
@@ -172,11 +175,14 @@ pub struct CallbackEntry {
     pub unknown: bool,
 }
 
-/// The entries an entry family of the models contributed (a system call, a work handler…).
+/// The entries an entry family of the models contributed (a system call, a work handler…), and
+/// the reported warnings with an access from one of them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FamilyEntries {
     pub family: String,
     pub entries: usize,
+    #[serde(default)]
+    pub warnings: usize,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -100,7 +100,12 @@ pub(crate) fn report(file: &str) -> Report {
         stats: RunStats {
             functions: 1234,
             thread_entries: 3,
-            family_entries: Vec::new(),
+            family_entries: vec![crate::report::FamilyEntries {
+                family: "workqueue".into(),
+                entries: 2,
+                warnings: 1,
+            }],
+            callback_warnings: 1,
             callback_entries: vec![crate::report::CallbackEntry {
                 function: "on_read".into(),
                 via: "event_set".into(),

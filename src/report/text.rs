@@ -380,13 +380,18 @@ fn snippet(src: &str, col: u32) -> (String, usize) {
 /// them all).
 fn render_callback_entries(
     entries: &[super::CallbackEntry],
+    warnings: usize,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     const SHOWN: usize = 20;
     if entries.is_empty() {
         return Ok(());
     }
-    writeln!(out, "    of which callbacks        {:>10}", entries.len())?;
+    writeln!(
+        out,
+        "    of which callbacks        {:>10}   in {warnings} reported warning(s)",
+        entries.len()
+    )?;
     for e in entries.iter().take(SHOWN) {
         let what = if e.unknown {
             "passed to unknown"
@@ -417,9 +422,13 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "run table")?;
     row(out, "functions", stats.functions)?;
     row(out, "thread entries", stats.thread_entries)?;
-    render_callback_entries(&stats.callback_entries, out)?;
+    render_callback_entries(&stats.callback_entries, stats.callback_warnings, out)?;
     for f in &stats.family_entries {
-        writeln!(out, "    of which {:<16} {:>10}", f.family, f.entries)?;
+        writeln!(
+            out,
+            "    of which {:<16} {:>10}   in {} reported warning(s)",
+            f.family, f.entries, f.warnings
+        )?;
     }
     writeln!(out, "  access pairs")?;
     let considered = stats.pairs_considered;
@@ -604,8 +613,9 @@ warning[data-race]: `rx_p->count` may be accessed concurrently without a common 
 run table
   functions                        1234
   thread entries                      3
-    of which callbacks                 1
+    of which callbacks                 1   in 1 reported warning(s)
       on_read (registered with event_set at src/net.c:40)
+    of which workqueue                 2   in 1 reported warning(s)
   access pairs
     considered                   100000
     − private arguments               0    0.0%
