@@ -349,8 +349,8 @@ impl PointsTo {
 
     /// The functions the program stores into member `name` of a `record` object: those of
     /// [`PointsTo::member_functions`] that a call through the member's function-pointer type
-    /// may reach ([`signature`]: a function stored there under another type is type-escaping
-    /// and kept) and that MLTA's slot of the member holds ([`confine`]), when every store into
+    /// may reach ([`signature`]: its own type, or one its address is cast to) and that MLTA's
+    /// slot of the member holds ([`confine`]), when every store into
     /// it is seen. Steensgaard puts the kernel's `work_struct.func` in one class with ten
     /// thousand functions that `void *` hubs merged.
     pub fn stored_functions(&self, program: &Program, record: RecordId, name: Name) -> Vec<FuncId> {

@@ -14,13 +14,15 @@
 //! pointer to a record; integers match integers, floating types floating types; a pointer does
 //! not match an integer. Aggregates by value, vectors and unprototyped
 //! types match anything. A function whose address is cast to a function-pointer type of another
-//! shape is *type-escaping* (the program calls it through that other type) and is never
-//! filtered. What is left unsound, as in MLTA: a function stored through `void *` and called
-//! through a pointer type of another shape.
+//! shape (`(void (*)(void *))kfree`) is also a target of calls through that shape: the program
+//! calls it through that type. What is left unsound, as in MLTA: a function stored through
+//! `void *` and called through a pointer type of another shape, and a pointer cast from one
+//! function type to another after it left the function's name (`(T)p`).
 
 use crate::ir::types::{RecordId, TypeKind, TypeTable};
 use crate::ir::{BinOp, Expr, FuncId, Host, Lval, Name, Offset, TypeId, VarRef};
 use crate::link::Program;
+use rustc_hash::FxHashMap;
 
 /// A record, by tag.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -165,31 +167,35 @@ fn lval_type_by(
     Some(ty)
 }
 
-/// The shape of every defined function, unless it is type-escaping.
+/// The shapes each defined function may be called through: its own, and those its address is
+/// cast to.
 #[derive(Default)]
 pub struct Signatures {
     params: Vec<Option<Shape>>,
+    cast: FxHashMap<FuncId, Vec<Shape>>,
 }
 
 impl Signatures {
-    /// `escaping[f]`: the address of `f` is cast to a function-pointer type of another shape.
-    pub fn new(program: &Program, escaping: &[bool]) -> Signatures {
+    /// `cast[f]`: the function-pointer shapes, other than its own, that `f`'s address is cast to.
+    pub fn new(program: &Program, cast: FxHashMap<FuncId, Vec<Shape>>) -> Signatures {
         let params = program
             .functions
             .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let kept = f.body.is_some() && !escaping.get(i).copied().unwrap_or(false);
-                kept.then(|| shape_of(&program.types, f.ty)).flatten()
-            })
+            .map(|f| f.body.as_ref().and_then(|_| shape_of(&program.types, f.ty)))
             .collect();
-        Signatures { params }
+        Signatures { params, cast }
     }
 
     /// Whether `f` may be the target of a call through a pointer of shape `call`.
     pub fn accepts(&self, f: FuncId, call: Option<&[Param]>) -> bool {
         match (self.params.get(f.index()).and_then(Option::as_deref), call) {
-            (Some(own), Some(call)) => compatible(own, call),
+            (Some(own), Some(call)) => {
+                compatible(own, call)
+                    || self
+                        .cast
+                        .get(&f)
+                        .is_some_and(|shapes| shapes.iter().any(|s| compatible(s, call)))
+            }
             _ => true,
         }
     }

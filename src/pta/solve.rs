@@ -18,8 +18,9 @@ struct Solver<'p> {
     models: Vec<Option<&'p Model>>,
     /// Pending unifications (an explicit stack: no recursion however deep the types).
     pending: Vec<(u32, u32)>,
-    /// Functions whose address is cast to a function-pointer type of another shape.
-    type_escaping: Vec<bool>,
+    /// For each function whose address is cast to a function-pointer type of another shape,
+    /// those shapes (the program calls it through them).
+    cast_shapes: FxHashMap<FuncId, Vec<super::signature::Shape>>,
     /// Functions cast to a data pointer or an integer somewhere (by `FuncId`).
     cast_to_data: Vec<bool>,
     /// Functions whose address is taken somewhere (by `FuncId`; [`super::liveness`]).
@@ -103,7 +104,7 @@ pub(super) fn solve(
         program,
         models: super::models::resolve(program, models),
         pending: Vec::new(),
-        type_escaping: vec![false; program.functions.len()],
+        cast_shapes: FxHashMap::default(),
         cast_to_data: vec![false; program.functions.len()],
         address_taken: vec![false; program.functions.len()],
         unknown_calls: Vec::new(),
@@ -425,8 +426,8 @@ impl Solver<'_> {
         }
     }
 
-    /// `(T)fn` with `T` a function-pointer type of another shape than `fn`'s makes `fn`
-    /// type-escaping (see [`super::signature`]).
+    /// `(T)fn` with `T` a function-pointer type of another shape than `fn`'s: `fn` is also
+    /// called through that shape (see [`super::signature`]).
     fn note_function_cast(&mut self, to: crate::ir::TypeId, e: &Expr) {
         let mut e = e;
         while let Expr::Cast(_, inner) = e {
@@ -452,8 +453,9 @@ impl Solver<'_> {
             .and_then(|t| super::signature::shape_of(types, t))
             .is_some_and(|own| super::signature::compatible(&own, &to));
         if !fits {
-            if let Some(slot) = self.type_escaping.get_mut(g.index()) {
-                *slot = true;
+            let shapes = self.cast_shapes.entry(*g).or_default();
+            if !shapes.contains(&to) {
+                shapes.push(to);
             }
         }
     }
@@ -708,7 +710,8 @@ impl Solver<'_> {
             self.p.uf.find(i);
         }
         let mut p = self.p;
-        p.signatures = super::signature::Signatures::new(self.program, &self.type_escaping);
+        p.signatures =
+            super::signature::Signatures::new(self.program, std::mem::take(&mut self.cast_shapes));
         p.slots = super::confine::SlotTargets::new(self.program);
         (p.stats.function_pointer_slots, p.stats.open_slots) = p.slots.counts();
         for i in 0..n {

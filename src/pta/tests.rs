@@ -380,16 +380,25 @@ fn indirect_targets_are_filtered_by_signature() {
 }
 
 #[test]
-fn a_function_cast_to_another_signature_is_never_filtered() {
-    let src = "struct a { int n; }; struct b { int n; };
+fn a_function_cast_to_another_signature_is_a_target_through_that_signature() {
+    let src = "struct a { int n; }; struct b { int n; }; struct c { int n; };
         void on_b(struct b *x) {}
         void on_other_b(struct b *x) {}
+        void on_c(struct c *x) {}
         void (*typed)(struct a *) = (void (*)(struct a *))on_b;
         void *slot;
-        void set(void) { slot = (void *)on_other_b; slot = (void *)typed; }
-        void call_a(void) { ((void (*)(struct a *))slot)(0); }";
+        void set(void) { slot = (void *)on_other_b; slot = (void *)typed; slot = (void *)on_c; }
+        void call_a(void) { ((void (*)(struct a *))slot)(0); }
+        void call_b(void) { ((void (*)(struct b *))slot)(0); }
+        void call_c(void) { ((void (*)(struct c *))slot)(0); }";
     let fx = Fixture::new(src);
     assert_eq!(target_names(&fx, "call_a"), ["on_b"]);
+    assert_eq!(target_names(&fx, "call_b"), ["on_b", "on_other_b"]);
+    assert_eq!(
+        target_names(&fx, "call_c"),
+        ["on_c"],
+        "on_b is not cast to take a struct c *"
+    );
 }
 
 #[test]
