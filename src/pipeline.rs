@@ -66,6 +66,9 @@ pub struct EntryOptions {
     pub roots: bool,
     /// Which of the models' entry families are on (`--entry-family`).
     pub families: crate::models::FamilySwitches,
+    /// Ignore the families' `non_reentrant`: a handler may run twice at once on one object
+    /// (`--reentrant-families`).
+    pub reentrant_families: bool,
 }
 
 impl Default for Options {
@@ -187,7 +190,7 @@ pub struct Summarized {
     /// changed (then no summary was loaded).
     findings: Option<SavedRun>,
     /// For the race stage: the functions of the switched-on entry families.
-    families: Vec<(crate::ir::FuncId, String)>,
+    families: Vec<race::families::FamilyEntry>,
 }
 
 /// Points-to, call graph, summaries; for the race stage, first looks for findings saved for
@@ -211,6 +214,7 @@ fn summarize_inner(
             &pta,
             models.entry_families(),
             &options.entries.families,
+            !options.entries.reentrant_families,
         )
     } else {
         Vec::new()
@@ -262,7 +266,7 @@ fn summarize_inner(
             let extra: Vec<crate::ir::FuncId> = extra
                 .iter()
                 .copied()
-                .chain(families.iter().map(|(f, _)| *f))
+                .chain(families.iter().map(|f| f.func))
                 .collect();
             Some(race::entries::summaries_needed(
                 program, &pta, &cg, models, &extra,
@@ -401,7 +405,8 @@ pub fn findings_key(program: &Key, options: &Options) -> Key {
         .u64(u64::from(options.entries.roots))
         .u64(u64::from(options.type_alias))
         .u64(u64::from(options.per_access))
-        .u64(u64::from(options.inclusion));
+        .u64(u64::from(options.inclusion))
+        .u64(u64::from(options.entries.reentrant_families));
     for n in &options.entries.names {
         k.str(n);
     }
@@ -475,13 +480,15 @@ pub fn analyze_cached(
         }
     }
     let t = Instant::now();
-    // Called from outside the program: `main` and the extra entries (not the start routines
-    // and callbacks, whose arguments the program passes).
+    // Called from outside the program: `main`, the extra entries and the entry families' (a
+    // work handler's work item comes from the kernel's core, which the input may not hold);
+    // not the start routines and callbacks, whose arguments the program passes.
     let outside: Vec<crate::ir::FuncId> = entries
         .iter()
         .filter(|e| e.is_main)
         .map(|e| e.func)
         .chain(extra.iter().copied())
+        .chain(families.iter().map(|f| f.func))
         .collect();
     let beat = Heartbeat::start(options.schedule.progress, "inclusion points-to");
     let objects = options.inclusion.then(|| {

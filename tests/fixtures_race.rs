@@ -80,6 +80,7 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--collapse-scc" => options.collapse_at = value().parse().unwrap(),
             "--strict-publication" => options.strict_publication = true,
             "--closed-world" => options.world.closed = true,
+            "--reentrant-families" => options.entries.reentrant_families = true,
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

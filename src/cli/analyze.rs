@@ -49,6 +49,10 @@ pub struct AnalyzeArgs {
     /// Every defined function that nothing calls is a thread entry (for a library).
     #[arg(long)]
     pub entry_roots: bool,
+    /// Ignore the entry families' `non_reentrant` (models/README.md): a work handler, timer or
+    /// RCU callback may then run twice at once on the same work item, timer or RCU head.
+    #[arg(long)]
+    pub reentrant_families: bool,
     #[command(flatten)]
     pub pta: PointsToArgs,
     /// A directory of extra model files (`*.toml`, see models/README.md). `--summaries` is
@@ -106,6 +110,7 @@ impl AnalyzeArgs {
             roots: self.entry_roots,
             families: FamilySwitches::parse(&self.entry_families, models.entry_families())
                 .map_err(anyhow::Error::msg)?,
+            reentrant_families: self.reentrant_families,
         })
     }
 
@@ -130,6 +135,9 @@ impl AnalyzeArgs {
         }
         if self.entry_roots {
             opt("--entry-roots", String::new());
+        }
+        if self.reentrant_families {
+            opt("--reentrant-families", String::new());
         }
         self.entry_families
             .iter()

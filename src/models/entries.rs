@@ -10,6 +10,7 @@
 //! members = ["work_struct.func"]     # functions stored into this member of this struct
 //!                                    # (`file_operations.*`: into any member)
 //! arguments = [{ function = "call_rcu", arg = 1 }]   # functions passed as this argument
+//! non_reentrant = true               # one handler never runs twice at once on one object
 //! ```
 //!
 //! Every function a family names is a thread entry that may run in several threads at once and
@@ -32,6 +33,10 @@ pub struct EntryFamily {
     pub members: Vec<(String, String)>,
     /// (function name, argument index): the functions passed there.
     pub arguments: Vec<(String, usize)>,
+    /// Two instances of one handler never run at once on the same object, the one their first
+    /// argument points to (a work item, a timer, an RCU head): the kernel does not re-enter
+    /// them.
+    pub non_reentrant: bool,
 }
 
 impl EntryFamily {
@@ -56,6 +61,8 @@ pub(super) struct RawEntryFamily {
     members: Vec<Spanned<String>>,
     #[serde(default)]
     arguments: Vec<Spanned<RawArgument>>,
+    #[serde(default)]
+    non_reentrant: bool,
 }
 
 #[derive(Deserialize)]
@@ -126,6 +133,7 @@ impl RawEntryFamily {
             functions,
             members,
             arguments,
+            non_reentrant: self.non_reentrant,
         })
     }
 }

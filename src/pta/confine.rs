@@ -95,6 +95,15 @@ impl SlotTargets {
         self.slots.get(&Slot::Member(tag, name))?.as_deref()
     }
 
+    /// What the program stores into member `name` of the structs tagged `tag`: `None` if no
+    /// store (nor a copy from it, nor taking its address) is seen; `Some(None)` if the slot
+    /// is open; else the functions stored, sorted.
+    pub fn member_stores(&self, tag: Tag, name: Name) -> Option<Option<&[FuncId]>> {
+        self.slots
+            .get(&Slot::Member(tag, name))
+            .map(|t| t.as_deref())
+    }
+
     /// Number of slots, and of open ones (statistics).
     pub fn counts(&self) -> (usize, usize) {
         let open = self.slots.values().filter(|t| t.is_none()).count();

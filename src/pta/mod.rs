@@ -370,8 +370,12 @@ impl PointsTo {
             Some(t) => signature::Tag::Named(t),
             None => signature::Tag::Anonymous(record),
         };
-        if let Some(stored) = self.slots.member_targets(tag, name) {
-            functions.retain(|f| stored.binary_search(f).is_ok());
+        match self.slots.member_stores(tag, name) {
+            // No store into the member is seen: it holds no function (the kernel's
+            // `net_device_ops` has dozens of members no defconfig driver sets).
+            None => functions.clear(),
+            Some(Some(stored)) => functions.retain(|f| stored.binary_search(f).is_ok()),
+            Some(None) => {}
         }
         functions
     }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::families::FamilyEntry;
 use crate::callgraph::{CallGraph, IndirectCalls};
 use crate::ir::{FuncId, Instr, Loc};
 use crate::link::Program;
@@ -96,7 +97,7 @@ pub fn thread_entries(
     cg: &CallGraph,
     sums: &Summaries,
     named: &[FuncId],
-    families: &[(FuncId, String)],
+    families: &[FamilyEntry],
     pta: &PointsTo,
 ) -> Vec<ThreadEntry> {
     let callbacks = pta.callbacks.escaped();
@@ -104,7 +105,7 @@ pub fn thread_entries(
     let extra: BTreeSet<FuncId> = named
         .iter()
         .copied()
-        .chain(families.iter().map(|(f, _)| *f))
+        .chain(families.iter().map(|f| f.func))
         .collect();
     let main = (0..program.functions.len() as u32).map(FuncId).find(|&f| {
         let pf = &program.functions[f.index()];
@@ -287,7 +288,7 @@ fn add_outside_entries(
     out: &mut Vec<ThreadEntry>,
     callbacks: &[EscapedCallback],
     named: &[FuncId],
-    families: &[(FuncId, String)],
+    families: &[FamilyEntry],
 ) {
     // Where each entry is in `out`.
     let mut at: BTreeMap<FuncId, usize> =
@@ -318,11 +319,8 @@ fn add_outside_entries(
         }
     }
     let named_set: BTreeSet<FuncId> = named.iter().copied().collect();
-    let family: BTreeMap<FuncId, &String> = families.iter().map(|(f, n)| (*f, n)).collect();
-    let extra = named
-        .iter()
-        .copied()
-        .chain(families.iter().map(|(f, _)| *f));
+    let family: BTreeMap<FuncId, &FamilyEntry> = families.iter().map(|f| (f.func, f)).collect();
+    let extra = named.iter().copied().chain(families.iter().map(|f| f.func));
     for x in extra {
         match at.get(&x) {
             Some(&i) => {
@@ -332,13 +330,16 @@ fn add_outside_entries(
             }
             None => {
                 at.insert(x, out.len());
+                let from_family = family.get(&x).filter(|_| !named_set.contains(&x));
                 out.push(ThreadEntry {
                     multiple: true,
-                    origin: match family.get(&x) {
-                        Some(name) if !named_set.contains(&x) => EntryOrigin::Family {
-                            name: name.to_string(),
+                    // A non-reentrant handler's instances run on distinct objects.
+                    private_arg: from_family.is_some_and(|f| f.own_object),
+                    origin: match from_family {
+                        Some(f) => EntryOrigin::Family {
+                            name: f.family.clone(),
                         },
-                        _ => EntryOrigin::Named,
+                        None => EntryOrigin::Named,
                     },
                     ..root_entry(x, false)
                 });

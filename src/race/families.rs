@@ -8,21 +8,36 @@
 use rustc_hash::FxHashSet;
 
 use crate::callgraph::IndirectCalls;
+use crate::ir::types::TypeKind;
 use crate::ir::{FuncId, Instr};
 use crate::link::Program;
 use crate::models::{EntryFamily, FamilySwitches};
 use crate::pta::confine::holds_function_pointers;
 use crate::pta::PointsTo;
 
+/// A function an entry family found.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FamilyEntry {
+    pub func: FuncId,
+    /// The family's name.
+    pub family: String,
+    /// Two instances never run at once on the object the first argument points to (the family
+    /// is `non_reentrant` and the handler's first parameter points to a struct): inside that
+    /// object, two instances touch two objects (a thread-private argument).
+    pub own_object: bool,
+}
+
 /// Every defined function of a switched-on family, with the family's name (the first family
-/// that finds a function names it), sorted by function.
+/// that finds a function names it), sorted by function. `trust_non_reentrant`: honour the
+/// families' `non_reentrant` (off: `--reentrant-families`).
 pub fn family_entries(
     program: &Program,
     pta: &PointsTo,
     families: &[EntryFamily],
     switches: &FamilySwitches,
-) -> Vec<(FuncId, String)> {
-    let mut out: Vec<(FuncId, String)> = Vec::new();
+    trust_non_reentrant: bool,
+) -> Vec<FamilyEntry> {
+    let mut out: Vec<FamilyEntry> = Vec::new();
     let mut seen: FxHashSet<FuncId> = FxHashSet::default();
     let defined = |f: FuncId| program.functions[f.index()].body.is_some();
     for family in families.iter().filter(|f| switches.is_on(&f.name)) {
@@ -36,9 +51,14 @@ pub fn family_entries(
         if !family.arguments.is_empty() {
             found.extend(passed_to(program, pta, &family.arguments).filter(|&f| defined(f)));
         }
+        let own_object = family.non_reentrant && trust_non_reentrant;
         for f in found {
             if seen.insert(f) {
-                out.push((f, family.name.clone()));
+                out.push(FamilyEntry {
+                    func: f,
+                    family: family.name.clone(),
+                    own_object: own_object && first_param_points_to_struct(program, f),
+                });
             }
         }
     }
@@ -108,4 +128,17 @@ fn passed_to<'p>(
             }
             out
         })
+}
+
+/// Whether `f`'s first parameter is a pointer to a struct or union (a `struct work_struct *`,
+/// not the `unsigned long data` of an old-style tasklet, which two tasklets may share).
+fn first_param_points_to_struct(program: &Program, f: FuncId) -> bool {
+    let types = &program.types;
+    match types.kind(program.functions[f.index()].ty) {
+        TypeKind::Function { params, .. } => params
+            .first()
+            .and_then(|&p| types.pointee(p))
+            .is_some_and(|t| types.as_record(t).is_some()),
+        _ => false,
+    }
 }
