@@ -217,6 +217,61 @@ fn recursive_sccs(program: &Program, cg: &CallGraph) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// What holds the largest recursive SCC together: its edges inside it, direct and indirect,
+/// and the indirect call sites with the most targets inside it (by caller and site). A
+/// collapsed SCC shares one summary, so every entry that reaches it is credited with all of
+/// its accesses: these sites are where a more precise call graph would split it.
+fn write_widest_calls_in_largest_scc(
+    out: &mut impl Write,
+    program: &Program,
+    cg: &CallGraph,
+    limit: usize,
+) -> Result<()> {
+    let Some(largest) = cg
+        .sccs
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.recursive)
+        .max_by_key(|(_, s)| s.functions.len())
+        .map(|(i, _)| i)
+    else {
+        return Ok(());
+    };
+    let inside = |f: FuncId| cg.scc_of[f.index()].0 as usize == largest;
+    let (mut direct, mut indirect) = (0usize, 0usize);
+    let mut by_site: std::collections::BTreeMap<(FuncId, Loc), usize> = Default::default();
+    for &caller in &cg.sccs[largest].functions {
+        for e in cg.edges[caller.index()].iter().filter(|e| inside(e.callee)) {
+            match e.kind {
+                EdgeKind::Direct => direct += 1,
+                _ => {
+                    indirect += 1;
+                    *by_site.entry((caller, e.loc)).or_default() += 1;
+                }
+            }
+        }
+    }
+    writeln!(
+        out,
+        "largest recursive SCC: {} functions, {direct} direct and {indirect} indirect edges inside it; widest indirect calls inside it:",
+        cg.sccs[largest].functions.len()
+    )?;
+    let mut sites: Vec<((FuncId, Loc), usize)> = by_site.into_iter().collect();
+    sites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((caller, loc), n) in sites.iter().take(limit) {
+        let st = site(program, *loc);
+        writeln!(
+            out,
+            "  {}:{}:{}: in {}: {n} targets inside",
+            st.file,
+            st.line,
+            st.col,
+            program.function_label(*caller)
+        )?;
+    }
+    Ok(())
+}
+
 fn report(program: &Program, pta: &PointsTo, cg: &CallGraph, timings: Timings) -> Report {
     let edges = cg
         .edges
@@ -305,6 +360,7 @@ fn write_text(
             rec.len() - limit
         )?;
     }
+    write_widest_calls_in_largest_scc(out, program, cg, limit)?;
     writeln!(
         out,
         "unresolved indirect calls: {} (of {} indirect call sites)",

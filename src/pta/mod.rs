@@ -350,18 +350,13 @@ impl PointsTo {
     /// The functions the program stores into member `name` of a `record` object: those of
     /// [`PointsTo::member_functions`] that a call through the member's function-pointer type
     /// may reach ([`signature`]: its own type, or one its address is cast to) and that MLTA's
-    /// slot of the member holds ([`confine`]), when every store into
-    /// it is seen. Steensgaard puts the kernel's `work_struct.func` in one class with ten
-    /// thousand functions that `void *` hubs merged.
+    /// slot of the member holds ([`confine`]) when every store into it is seen; none when no
+    /// store into it is seen at all (as for closed slots, `memcpy` is not seen). Steensgaard
+    /// puts the kernel's `work_struct.func` in one class with thirteen thousand functions
+    /// that `void *` hubs merged.
     pub fn stored_functions(&self, program: &Program, record: RecordId, name: Name) -> Vec<FuncId> {
         let mut functions = self.member_functions(record, name);
-        let member_shape = program
-            .types
-            .find_field(record, name)
-            .and_then(|path| path.last().copied())
-            .and_then(|(r, i)| program.types.record(r).fields.get(i))
-            .and_then(|field| signature::shape_of(&program.types, field.ty));
-        if let Some(shape) = member_shape {
+        if let Some(shape) = member_shape(program, record, name) {
             functions.retain(|&f| {
                 self.accepts(f, shape.len()) && self.signatures.accepts(f, Some(&shape))
             });
@@ -532,6 +527,13 @@ impl PointsTo {
             })
             .collect()
     }
+}
+
+/// The shape of member `name` of `record`, if it is a pointer to a prototyped function.
+fn member_shape(program: &Program, record: RecordId, name: Name) -> Option<signature::Shape> {
+    let types = &program.types;
+    let (r, i) = *types.find_field(record, name)?.last()?;
+    signature::shape_of(types, types.record(r).fields.get(i)?.ty)
 }
 
 #[cfg(test)]
