@@ -32,7 +32,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::signature::Tag;
-use crate::ir::types::{RecordKind, TypeKind, TypeTable};
+use crate::ir::types::{RecordId, RecordKind, TypeKind, TypeTable};
 use crate::ir::{
     Expr, FuncId, FuncRef, GlobalId, Host, Instr, LocalId, Lval, Name, Offset, Terminator, TypeId,
     VarRef,
@@ -54,6 +54,18 @@ enum Stored {
     From(Slot),
     Nothing,
     Unknown,
+}
+
+/// What a member holds, by its slot ([`SlotTargets::member_stores`]).
+pub enum MemberStores<'a> {
+    /// Not a slot (a union's member, or not of a type that holds functions): not tracked.
+    NotASlot,
+    /// A slot no store into is seen (nor a copy from it, nor its address taken).
+    NoStore,
+    /// A slot written in ways not seen.
+    Open,
+    /// The functions stored, sorted.
+    Closed(&'a [FuncId]),
 }
 
 /// The targets of each slot: `None` if open.
@@ -89,19 +101,39 @@ impl SlotTargets {
         self.slots.get(&slot_of(program, caller, lv)?)?.as_deref()
     }
 
-    /// The functions stored into member `name` of the structs tagged `tag`, sorted, if that
-    /// slot is closed; `None` otherwise.
-    pub fn member_targets(&self, tag: Tag, name: Name) -> Option<&[FuncId]> {
-        self.slots.get(&Slot::Member(tag, name))?.as_deref()
-    }
-
-    /// What the program stores into member `name` of the structs tagged `tag`: `None` if no
-    /// store (nor a copy from it, nor taking its address) is seen; `Some(None)` if the slot
-    /// is open; else the functions stored, sorted.
-    pub fn member_stores(&self, tag: Tag, name: Name) -> Option<Option<&[FuncId]>> {
-        self.slots
-            .get(&Slot::Member(tag, name))
-            .map(|t| t.as_deref())
+    /// What the program stores into member `name` of a `record` object (through anonymous
+    /// members, as the lowering names them).
+    pub fn member_stores(
+        &self,
+        program: &Program,
+        record: RecordId,
+        name: Name,
+    ) -> MemberStores<'_> {
+        let types = &program.types;
+        let Some(&(r, i)) = types
+            .find_field(record, name)
+            .as_ref()
+            .and_then(|p| p.last())
+        else {
+            return MemberStores::NotASlot;
+        };
+        let rec = types.record(r);
+        let holds = rec
+            .fields
+            .get(i)
+            .is_some_and(|f| holds_function_pointers(types, f.ty));
+        if rec.kind == RecordKind::Union || !holds {
+            return MemberStores::NotASlot;
+        }
+        let tag = match rec.tag {
+            Some(t) => Tag::Named(t),
+            None => Tag::Anonymous(r),
+        };
+        match self.slots.get(&Slot::Member(tag, name)) {
+            None => MemberStores::NoStore,
+            Some(None) => MemberStores::Open,
+            Some(Some(stored)) => MemberStores::Closed(stored),
+        }
     }
 
     /// Number of slots, and of open ones (statistics).

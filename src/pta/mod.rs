@@ -355,22 +355,29 @@ impl PointsTo {
     /// puts the kernel's `work_struct.func` in one class with thirteen thousand functions
     /// that `void *` hubs merged.
     pub fn stored_functions(&self, program: &Program, record: RecordId, name: Name) -> Vec<FuncId> {
+        // The record that declares the member (an anonymous union or struct inside `record`).
+        let Some(&(record, _)) = program
+            .types
+            .find_field(record, name)
+            .as_ref()
+            .and_then(|p| p.last())
+        else {
+            return Vec::new();
+        };
         let mut functions = self.member_functions(record, name);
         if let Some(shape) = member_shape(program, record, name) {
             functions.retain(|&f| {
                 self.accepts(f, shape.len()) && self.signatures.accepts(f, Some(&shape))
             });
         }
-        let tag = match program.types.record(record).tag {
-            Some(t) => signature::Tag::Named(t),
-            None => signature::Tag::Anonymous(record),
-        };
-        match self.slots.member_stores(tag, name) {
+        match self.slots.member_stores(program, record, name) {
             // No store into the member is seen: it holds no function (the kernel's
             // `net_device_ops` has dozens of members no defconfig driver sets).
-            None => functions.clear(),
-            Some(Some(stored)) => functions.retain(|f| stored.binary_search(f).is_ok()),
-            Some(None) => {}
+            confine::MemberStores::NoStore => functions.clear(),
+            confine::MemberStores::Closed(stored) => {
+                functions.retain(|f| stored.binary_search(f).is_ok())
+            }
+            confine::MemberStores::Open | confine::MemberStores::NotASlot => {}
         }
         functions
     }

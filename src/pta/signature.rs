@@ -154,10 +154,20 @@ fn lval_type_by(
     };
     for off in &lv.offsets {
         ty = match off {
-            Offset::Field { record, name } => {
-                let (r, i) = *types.find_field(*record, *name)?.last()?;
-                types.record(r).fields.get(i)?.ty
-            }
+            // The lowering names every member on the way, anonymous ones (`t->callback` in
+            // an anonymous union of `struct tasklet_struct`) included: look the name up in the
+            // record itself first.
+            Offset::Field { record, name } => match types
+                .records()
+                .get(record.0 as usize)
+                .and_then(|r| r.fields.iter().find(|f| f.name == *name))
+            {
+                Some(f) => f.ty,
+                None => {
+                    let (r, i) = *types.find_field(*record, *name)?.last()?;
+                    types.record(r).fields.get(i)?.ty
+                }
+            },
             Offset::Index(_) => match types.kind(ty) {
                 TypeKind::Array { elem, .. } => *elem,
                 _ => types.pointee(ty)?,

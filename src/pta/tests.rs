@@ -521,3 +521,19 @@ fn a_trampoline_call_is_the_call_through_its_key() {
         "no key global: the call stays a direct call to an unknown external"
     );
 }
+
+#[test]
+fn a_call_through_a_member_of_an_anonymous_union_is_filtered_by_its_type() {
+    // The kernel's `t->callback(t)` in tasklet_action_common: `callback` sits in an anonymous
+    // union; its type (not an unknown one) filters the targets of the merged `void *` class.
+    let src = "struct tasklet { int state; union { void (*func)(unsigned long d); void (*callback)(struct tasklet *t); }; };
+        struct other { int x; };
+        void cb(struct tasklet *t) {}
+        void old(unsigned long d) {}
+        void oth(struct other *o) {}
+        void *hub[3] = { (void *)cb, (void *)old, (void *)oth };
+        void set(struct tasklet *t, int i) { t->callback = hub[i]; }
+        void run(struct tasklet *t) { t->callback(t); }";
+    let fx = Fixture::new(src);
+    assert_eq!(target_names(&fx, "run"), ["cb"]);
+}

@@ -8,7 +8,7 @@
 use rustc_hash::FxHashSet;
 
 use crate::callgraph::IndirectCalls;
-use crate::ir::types::TypeKind;
+use crate::ir::types::{FieldDef, RecordId, TypeKind, TypeTable};
 use crate::ir::{FuncId, Instr};
 use crate::link::Program;
 use crate::models::{EntryFamily, FamilySwitches};
@@ -66,10 +66,11 @@ pub fn family_entries(
     out
 }
 
-/// The functions stored into `record.member` of any object of a struct tagged `record` (`*`:
-/// any member that can hold a function's address — a function pointer or `void *` —, not
+/// The functions stored into `record.member` of any object of a struct tagged `record`, through
+/// anonymous members (`tasklet_struct.callback` is in an anonymous union); `*`: any member that
+/// can hold a function's address — a function pointer or `void *` —, not
 /// `file_operations.owner`, a `struct module *` whose points-to class Steensgaard merged with
-/// thirteen thousand functions).
+/// thirteen thousand functions.
 fn stored_in<'p>(
     program: &'p Program,
     pta: &'p PointsTo,
@@ -77,22 +78,38 @@ fn stored_in<'p>(
     member: &'p str,
 ) -> impl Iterator<Item = FuncId> + 'p {
     let names = &program.names;
-    program
-        .types
+    let types = &program.types;
+    types
         .records()
         .iter()
         .enumerate()
         .filter(move |(_, r)| r.tag.is_some_and(|t| names.get(t) == record))
-        .flat_map(move |(i, r)| {
-            let rid = crate::ir::types::RecordId(i as u32);
-            r.fields
-                .iter()
+        .flat_map(move |(i, _)| {
+            let rid = RecordId(i as u32);
+            members(types, rid)
+                .into_iter()
                 .filter(move |fd| match member {
-                    "*" => holds_function_pointers(&program.types, fd.ty),
+                    "*" => holds_function_pointers(types, fd.ty),
                     _ => names.get(fd.name) == member,
                 })
                 .flat_map(move |fd| pta.stored_functions(program, rid, fd.name))
         })
+}
+
+/// The members of a record, those of its anonymous members included (not the anonymous members
+/// themselves).
+fn members(types: &TypeTable, record: RecordId) -> Vec<&FieldDef> {
+    let mut out = Vec::new();
+    let mut stack = vec![record];
+    while let Some(r) = stack.pop() {
+        for f in &types.record(r).fields {
+            match types.as_record(f.ty).filter(|_| f.anonymous) {
+                Some(inner) => stack.push(inner),
+                None => out.push(f),
+            }
+        }
+    }
+    out
 }
 
 /// The functions passed as argument `arg` of a call to a function called `function`, for
