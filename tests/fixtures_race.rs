@@ -81,6 +81,7 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--strict-publication" => options.strict_publication = true,
             "--closed-world" => options.world.closed = true,
             "--reentrant-families" => options.entries.reentrant_families = true,
+            "--no-signature-filter" => options.signature_filter = false,
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

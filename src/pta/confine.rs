@@ -72,6 +72,9 @@ pub enum MemberStores<'a> {
 #[derive(Default)]
 pub struct SlotTargets {
     slots: FxHashMap<Slot, Option<Box<[FuncId]>>>,
+    /// The program's stores were scanned (not the `Default` of `--no-signature-filter`, which
+    /// filters nothing).
+    scanned: bool,
 }
 
 impl SlotTargets {
@@ -110,10 +113,11 @@ impl SlotTargets {
         name: Name,
     ) -> MemberStores<'_> {
         let types = &program.types;
-        let Some(&(r, i)) = types
-            .find_field(record, name)
+        let found = types.find_field(record, name);
+        let Some(&(r, i)) = found
             .as_ref()
             .and_then(|p| p.last())
+            .filter(|_| self.scanned)
         else {
             return MemberStores::NotASlot;
         };
@@ -467,6 +471,9 @@ impl Scan<'_> {
                 (s, t)
             })
             .collect();
-        SlotTargets { slots }
+        SlotTargets {
+            slots,
+            scanned: true,
+        }
     }
 }
