@@ -182,12 +182,10 @@ impl Models {
             origin,
         });
         for e in &parsed.entries {
-            self.entry_families.retain(|f| f.name != e.name);
-            self.entry_families.push(e.clone());
+            push_replacing(&mut self.entry_families, e.clone(), family_name);
         }
         for t in &parsed.trampolines {
-            self.trampolines.retain(|u| u.prefix != t.prefix);
-            self.trampolines.push(t.clone());
+            push_replacing(&mut self.trampolines, t.clone(), prefix);
         }
         for (name, model) in &parsed.functions {
             match model {
@@ -240,6 +238,21 @@ impl Models {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Model)> {
         self.map.iter().map(|(n, (m, _))| (n.as_str(), m))
     }
+}
+
+/// Appends `item` and drops an earlier one of the same key: a later `[[entries]]` family of a
+/// name, or `[[trampolines]]` table of a prefix, replaces the earlier one.
+fn push_replacing<T>(items: &mut Vec<T>, item: T, key: fn(&T) -> &str) {
+    items.retain(|i| key(i) != key(&item));
+    items.push(item);
+}
+
+fn family_name(f: &EntryFamily) -> &str {
+    &f.name
+}
+
+fn prefix(t: &Trampoline) -> &str {
+    &t.prefix
 }
 
 /// The built-in files, parsed once.
@@ -589,21 +602,14 @@ fn parse_file(path: &Path, text: &str) -> Result<ParsedFile, ModelError> {
             functions.push((name, model.clone()));
         }
     }
+    let invalid_at = |(at, message)| invalid(path, text, at, message);
     let mut entries: Vec<EntryFamily> = Vec::new();
     for e in raw.entries {
-        let family = e
-            .validate()
-            .map_err(|(at, message)| invalid(path, text, at, message))?;
-        entries.retain(|f| f.name != family.name);
-        entries.push(family);
+        push_replacing(&mut entries, e.validate().map_err(invalid_at)?, family_name);
     }
     let mut trampolines: Vec<Trampoline> = Vec::new();
     for t in raw.trampolines {
-        let t = t
-            .validate()
-            .map_err(|(at, message)| invalid(path, text, at, message))?;
-        trampolines.retain(|u| u.prefix != t.prefix);
-        trampolines.push(t);
+        push_replacing(&mut trampolines, t.validate().map_err(invalid_at)?, prefix);
     }
     Ok(ParsedFile {
         family: raw.family.into_inner(),

@@ -113,27 +113,12 @@ impl SlotTargets {
         name: Name,
     ) -> MemberStores<'_> {
         let types = &program.types;
-        let found = types.find_field(record, name);
-        let Some(&(r, i)) = found
-            .as_ref()
-            .and_then(|p| p.last())
-            .filter(|_| self.scanned)
-        else {
+        let slot = member_slot(types, record, name)
+            .filter(|&(_, ty)| self.scanned && holds_function_pointers(types, ty));
+        let Some((slot, _)) = slot else {
             return MemberStores::NotASlot;
         };
-        let rec = types.record(r);
-        let holds = rec
-            .fields
-            .get(i)
-            .is_some_and(|f| holds_function_pointers(types, f.ty));
-        if rec.kind == RecordKind::Union || !holds {
-            return MemberStores::NotASlot;
-        }
-        let tag = match rec.tag {
-            Some(t) => Tag::Named(t),
-            None => Tag::Anonymous(r),
-        };
-        match self.slots.get(&Slot::Member(tag, name)) {
+        match self.slots.get(&slot) {
             None => MemberStores::NoStore,
             Some(None) => MemberStores::Open,
             Some(Some(stored)) => MemberStores::Closed(stored),
@@ -207,18 +192,7 @@ fn slot_of(program: &Program, func: FuncId, lv: &Lval) -> Option<Slot> {
         None => return None,
     };
     let (slot, ty) = match (offsets.last(), &lv.host) {
-        (Some(Offset::Field { record, name }), _) => {
-            let (r, i) = *types.find_field(*record, *name)?.last()?;
-            let rec = types.record(r);
-            if rec.kind == RecordKind::Union {
-                return None;
-            }
-            let tag = match rec.tag {
-                Some(t) => Tag::Named(t),
-                None => Tag::Anonymous(r),
-            };
-            (Slot::Member(tag, *name), rec.fields.get(i)?.ty)
-        }
+        (Some(Offset::Field { record, name }), _) => member_slot(types, *record, *name)?,
         (_, Host::Var(VarRef::Global(g))) => {
             (Slot::Global(*g), program.globals.get(g.index())?.global.ty)
         }
@@ -229,6 +203,18 @@ fn slot_of(program: &Program, func: FuncId, lv: &Lval) -> Option<Slot> {
         _ => return None,
     };
     holds_function_pointers(types, ty).then_some(slot)
+}
+
+/// The slot of member `name` of a `record` object and the member's type: by the tag of the
+/// record that declares it (an anonymous member's own record); none for a union's member
+/// (another member of the union may write it).
+fn member_slot(types: &TypeTable, record: RecordId, name: Name) -> Option<(Slot, TypeId)> {
+    let (r, i) = *types.find_field(record, name)?.last()?;
+    let rec = types.record(r);
+    if rec.kind == RecordKind::Union {
+        return None;
+    }
+    Some((Slot::Member(Tag::of(types, r), name), rec.fields.get(i)?.ty))
 }
 
 struct Scan<'p> {

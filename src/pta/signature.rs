@@ -31,6 +31,16 @@ pub enum Tag {
     Anonymous(RecordId),
 }
 
+impl Tag {
+    /// The tag of record `r` (the record itself when it has none).
+    pub fn of(types: &TypeTable, r: RecordId) -> Tag {
+        match types.record(r).tag {
+            Some(name) => Tag::Named(name),
+            None => Tag::Anonymous(r),
+        }
+    }
+}
+
 /// What a parameter's type says about the arguments it takes.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Param {
@@ -70,10 +80,7 @@ pub fn shape_of(types: &TypeTable, ty: TypeId) -> Option<Shape> {
 fn param(types: &TypeTable, ty: TypeId) -> Param {
     match types.kind(ty) {
         TypeKind::Pointer(p) => match (types.kind(*p), types.as_record(*p)) {
-            (_, Some(r)) => Param::Record(match types.record(r).tag {
-                Some(name) => Tag::Named(name),
-                None => Tag::Anonymous(r),
-            }),
+            (_, Some(r)) => Param::Record(Tag::of(types, r)),
             (TypeKind::Void, _) => Param::VoidPointer,
             _ => Param::Pointer,
         },
