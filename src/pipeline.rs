@@ -19,7 +19,7 @@ use crate::summary::{self, Summaries, SummaryStore};
 pub struct Options {
     pub fields: FieldMode,
     /// Indirect calls matched against the pointer's parameter types ([`crate::pta::signature`]).
-    pub signature_filter: bool,
+    pub signature_filter: crate::pta::SignatureFilter,
     /// What the points-to analysis may assume of the code it cannot see.
     pub world: crate::pta::World,
     pub schedule: schedule::Options,
@@ -76,7 +76,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             fields: FieldMode::default(),
-            signature_filter: true,
+            signature_filter: Default::default(),
             world: Default::default(),
             schedule: schedule::Options {
                 max_rounds: schedule::DEFAULT_MAX_ROUNDS,

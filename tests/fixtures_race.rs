@@ -14,6 +14,7 @@ use std::path::Path;
 use common::program_of;
 use relay::models::Models;
 use relay::pipeline;
+use relay::pta::SignatureFilter;
 use relay::race::FilterConfig;
 
 /// Fixtures whose annotations need a later stage, and why.
@@ -81,7 +82,8 @@ fn fixture_options(text: &str) -> (pipeline::Options, FilterConfig) {
             "--strict-publication" => options.strict_publication = true,
             "--closed-world" => options.world.closed = true,
             "--reentrant-families" => options.entries.reentrant_families = true,
-            "--no-signature-filter" => options.signature_filter = false,
+            "--no-signature-filter" => options.signature_filter = SignatureFilter::Off,
+            "--loose-signatures" => options.signature_filter = SignatureFilter::Loose,
             _ => panic!("relay-args: unsupported option {w}"),
         }
     }

@@ -129,7 +129,7 @@ pub struct SummaryCache<'a> {
 #[derive(Debug, Clone)]
 pub struct SummaryOptions {
     pub fields: crate::pta::FieldMode,
-    pub signature_filter: bool,
+    pub signature_filter: crate::pta::SignatureFilter,
     pub world: crate::pta::World,
     pub max_rounds: u32,
     pub collapse_at: usize,
@@ -149,7 +149,7 @@ impl<'a> SummaryCache<'a> {
         let classes = ClassTable::new(program, pta)?;
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
-            .u64(options.signature_filter.into())
+            .str(&format!("{:?}", options.signature_filter))
             .u64(options.world.dead_statics.into())
             .u64(options.world.closed.into())
             .u64(options.max_rounds.into())

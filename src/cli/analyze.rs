@@ -148,6 +148,9 @@ impl AnalyzeArgs {
         if self.pta.no_signature_filter {
             opt("--no-signature-filter", String::new());
         }
+        if self.pta.loose_signatures {
+            opt("--loose-signatures", String::new());
+        }
         if self.pta.no_dead_statics {
             opt("--no-dead-statics", String::new());
         }
@@ -208,7 +211,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let t1 = Instant::now();
     let options = pipeline::Options {
         fields: args.pta.fields,
-        signature_filter: !args.pta.no_signature_filter,
+        signature_filter: args.pta.signature_filter(),
         world: args.pta.world(),
         schedule: schedule::Options {
             jobs: pool.current_num_threads(),

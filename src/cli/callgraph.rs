@@ -110,7 +110,7 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
     } = super::build_program(&args.input, &pool, None, true, models)?;
     let t1 = Instant::now();
     let pta = PointsTo::analyze_with_options(&program, args.pta.fields, models, args.pta.world())
-        .with_signature_filter(!args.pta.no_signature_filter);
+        .with_signature_filter(args.pta.signature_filter());
     let t2 = Instant::now();
     let cg = pool.install(|| CallGraph::build(&program, &pta));
     let t3 = Instant::now();

@@ -41,6 +41,11 @@ pub struct PointsToArgs {
     /// another type after a cast to `void *`; see README, `relay callgraph`).
     #[arg(long)]
     pub no_signature_filter: bool,
+    /// In that matching, let a `void *` parameter match a pointer to a struct too (for code
+    /// that calls a function through a pointer type whose parameters are `void *` where the
+    /// function's are `struct T *`, undefined in C; see README, "What relay assumes").
+    #[arg(long)]
+    pub loose_signatures: bool,
     /// Do not assume that a `static` function nothing calls, whose address is never taken,
     /// never runs (for code that runs one through an attribute or `asm`; see README, "What
     /// relay assumes").
@@ -55,6 +60,16 @@ pub struct PointsToArgs {
 }
 
 impl PointsToArgs {
+    /// How indirect calls are matched against their targets' parameter types.
+    pub fn signature_filter(&self) -> crate::pta::SignatureFilter {
+        use crate::pta::SignatureFilter;
+        match (self.no_signature_filter, self.loose_signatures) {
+            (true, _) => SignatureFilter::Off,
+            (false, true) => SignatureFilter::Loose,
+            (false, false) => SignatureFilter::Strict,
+        }
+    }
+
     /// What the points-to analysis may assume of the code it cannot see.
     pub fn world(&self) -> crate::pta::World {
         crate::pta::World {

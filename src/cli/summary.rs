@@ -125,7 +125,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
     }
     let options = pipeline::Options {
         fields: args.pta.fields,
-        signature_filter: !args.pta.no_signature_filter,
+        signature_filter: args.pta.signature_filter(),
         world: args.pta.world(),
         schedule: schedule::Options {
             jobs: pool.current_num_threads(),

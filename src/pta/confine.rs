@@ -46,6 +46,9 @@ pub enum Slot {
     Member(Tag, Name),
     Global(GlobalId),
     Local(FuncId, LocalId),
+    /// What a defined function returns, stored by its `return` statements and read by the
+    /// direct calls to it (`fn = lookup_handler(op); fn(arg)`).
+    Return(FuncId),
 }
 
 /// What a store puts into a slot.
@@ -85,6 +88,8 @@ impl SlotTargets {
             direct: FxHashMap::default(),
             flows: FxHashMap::default(),
             address_taken: FxHashSet::default(),
+            parked: Vec::new(),
+            read_globals: FxHashSet::default(),
         };
         scan.program();
         scan.solve()
@@ -223,8 +228,14 @@ struct Scan<'p> {
     direct: FxHashMap<Slot, Option<FxHashSet<FuncId>>>,
     /// `flows[a]`: slots that receive `a`'s values.
     flows: FxHashMap<Slot, Vec<Slot>>,
-    /// Functions whose address is used other than to call them directly.
+    /// Functions whose address is used other than to call them directly or to park it in a
+    /// global slot.
     address_taken: FxHashSet<FuncId>,
+    /// Functions whose address is stored into a global slot (`__ADDRESSABLE(f)`, the kernel's
+    /// `EXPORT_SYMBOL`): taken only if the global is read.
+    parked: Vec<(GlobalId, FuncId)>,
+    /// Globals whose value or address is used.
+    read_globals: FxHashSet<GlobalId>,
 }
 
 impl Scan<'_> {
@@ -247,8 +258,15 @@ impl Scan<'_> {
                 self.terminator(fid, &block.term);
             }
         }
-        // A function called through a pointer takes values from calls not seen here.
-        let taken = std::mem::take(&mut self.address_taken);
+        // A function called through a pointer takes values from calls not seen here. Its
+        // address parked in a global nobody reads reaches no call.
+        let mut taken = std::mem::take(&mut self.address_taken);
+        taken.extend(
+            self.parked
+                .iter()
+                .filter(|(g, _)| self.read_globals.contains(g))
+                .map(|&(_, f)| f),
+        );
         for f in taken {
             for p in self.program.functions[f.index()]
                 .body
@@ -264,22 +282,37 @@ impl Scan<'_> {
         match instr {
             Instr::Assign { dst, src, .. } => {
                 self.lval(func, dst);
-                self.expr(func, src);
-                if let Some(s) = slot_of(self.program, func, dst) {
-                    let stored = self.stored(func, src);
-                    self.store(s, stored);
+                let Some(s) = slot_of(self.program, func, dst) else {
+                    self.expr(func, src);
+                    return;
+                };
+                let stored = self.stored(func, src);
+                match (s, &stored) {
+                    (Slot::Global(g), &Stored::Function(f)) => self.parked.push((g, f)),
+                    _ => self.expr(func, src),
                 }
+                self.store(s, stored);
             }
             Instr::Call {
                 dst, callee, args, ..
             } => {
+                let direct = match strip_casts(callee) {
+                    Expr::Func(FuncRef::Linked(g)) => Some(*g),
+                    _ => None,
+                };
                 if let Some(d) = dst {
                     self.lval(func, d);
-                    self.open_lval(func, d);
+                    if let Some(s) = slot_of(self.program, func, d) {
+                        // What an indirect call returns is not seen.
+                        match direct {
+                            Some(g) => self.store(s, Stored::From(Slot::Return(g))),
+                            None => self.open(s),
+                        }
+                    }
                 }
-                match strip_casts(callee) {
-                    Expr::Func(FuncRef::Linked(g)) => self.pass_arguments(func, *g, args),
-                    _ => self.expr(func, callee),
+                match direct {
+                    Some(g) => self.pass_arguments(func, g, args),
+                    None => self.expr(func, callee),
                 }
                 args.iter().for_each(|a| self.expr(func, a));
             }
@@ -314,12 +347,31 @@ impl Scan<'_> {
     }
 
     fn terminator(&mut self, func: FuncId, t: &Terminator) {
+        if let Terminator::Return { value: Some(e), .. } = t {
+            self.store_return(func, e);
+        }
         match t {
             Terminator::Branch { cond: e, .. }
             | Terminator::Switch { value: e, .. }
             | Terminator::Return { value: Some(e), .. }
             | Terminator::IndirectGoto { target: e, .. } => self.expr(func, e),
             _ => {}
+        }
+    }
+
+    /// `return e;` stores `e` into the function's return slot, if it returns a type that can
+    /// hold a function's address. A call reading a return slot no `return` stores into (a
+    /// body-less function's) gets an open slot.
+    fn store_return(&mut self, func: FuncId, e: &Expr) {
+        let types = &self.program.types;
+        let Some(f) = self.program.functions.get(func.index()) else {
+            return;
+        };
+        if let TypeKind::Function { ret, .. } = types.kind(f.ty) {
+            if holds_function_pointers(types, *ret) {
+                let stored = self.stored(func, e);
+                self.store(Slot::Return(func), stored);
+            }
         }
     }
 
@@ -387,14 +439,25 @@ impl Scan<'_> {
         }
     }
 
+    /// Notes a global read (or whose address is taken) by `lv`, `*(T *)&g` included.
+    fn mark_read(&mut self, lv: &Lval) {
+        if let Host::Var(VarRef::Global(g)) = &see_through(lv).host {
+            self.read_globals.insert(*g);
+        }
+    }
+
     /// Opens every slot whose address the expression takes.
     fn expr(&mut self, func: FuncId, e: &Expr) {
         match e {
             Expr::AddrOf(lv) | Expr::StartOf(lv) => {
+                self.mark_read(lv);
                 self.open_lval(func, lv);
                 self.lval(func, lv);
             }
-            Expr::Load(lv) => self.lval(func, lv),
+            Expr::Load(lv) => {
+                self.mark_read(lv);
+                self.lval(func, lv);
+            }
             Expr::Unary(_, a) | Expr::Cast(_, a) => self.expr(func, a),
             Expr::Binary(_, a, b) => {
                 self.expr(func, a);

@@ -24,7 +24,9 @@ mod solve;
 pub mod unionfind;
 
 use rustc_hash::FxHashMap;
+
 use serde::Serialize;
+pub use signature::SignatureFilter;
 
 use crate::callgraph::IndirectCalls;
 use crate::ir::*;
@@ -167,12 +169,14 @@ impl PointsTo {
         Self::analyze_with(program, FieldMode::default())
     }
 
-    /// With `on == false`, indirect calls are resolved by class and arity only
-    /// ([`signature`] filtering off).
-    pub fn with_signature_filter(mut self, on: bool) -> PointsTo {
-        if !on {
+    /// How indirect calls are matched against their targets' types: with `Off`, by class and
+    /// arity only (neither [`signature`] nor [`confine`] filtering).
+    pub fn with_signature_filter(mut self, filter: SignatureFilter) -> PointsTo {
+        if filter == SignatureFilter::Off {
             self.signatures = signature::Signatures::default();
             self.slots = confine::SlotTargets::default();
+        } else {
+            self.signatures = std::mem::take(&mut self.signatures).with_filter(filter);
         }
         self
     }

@@ -9,15 +9,21 @@
 //! recursive SCCs of dozens of iterators over hundreds of probes.
 //!
 //! Parameters are compared by [`Param`] class: two pointers to records must name the same record
-//! (by tag: the linker may keep two definitions of one tag); `void *` matches any pointer; other
-//! pointers (`char *`, function pointers, pointers to pointers) match each other but not a
-//! pointer to a record; integers match integers, floating types floating types; a pointer does
-//! not match an integer. Aggregates by value, vectors and unprototyped
-//! types match anything. A function whose address is cast to a function-pointer type of another
-//! shape (`(void (*)(void *))kfree`) is also a target of calls through that shape: the program
-//! calls it through that type. What is left unsound, as in MLTA: a function stored through
-//! `void *` and called through a pointer type of another shape, and a pointer cast from one
-//! function type to another after it left the function's name (`(T)p`).
+//! (by tag: the linker may keep two definitions of one tag); `void *` matches `void *` and
+//! other pointers (`char *`, function pointers, pointers to pointers), which match each other,
+//! but not a pointer to a record; integers match integers, floating types floating types; a
+//! pointer does not match an integer. Aggregates by value, vectors and unprototyped types match
+//! anything. A function whose address is cast to a function-pointer type of another shape
+//! (`(void (*)(void *))kfree`) is also a target of calls through that shape: the program calls
+//! it through that type.
+//!
+//! `void *` and `struct a *` are not compatible types (C11 6.7.6.3p15, 6.7.6.1p2), and a call
+//! through a pointer to a function type incompatible with the function's is undefined (C11
+//! 6.5.2.2p9, 6.3.2.3p8; the kernel's CFI traps on it). With [`SignatureFilter::Loose`]
+//! (`--loose-signatures`) a `void *` parameter matches a pointer to a record too, for code
+//! that stores `(void *)f` and calls it through a `void *`-taking type. What is left unsound,
+//! as in MLTA: a pointer cast from one function type to another after it left the function's
+//! name (`(T)p`).
 
 use crate::ir::types::{RecordId, TypeKind, TypeTable};
 use crate::ir::{BinOp, Expr, FuncId, Host, Lval, Name, Offset, TypeId, VarRef};
@@ -90,12 +96,25 @@ fn param(types: &TypeTable, ty: TypeId) -> Param {
     }
 }
 
+/// How indirect calls are matched against their targets' parameter types.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum SignatureFilter {
+    /// Not at all: by points-to class and arity only (`--no-signature-filter`).
+    Off,
+    /// A `void *` parameter matches a pointer to a record too (`--loose-signatures`).
+    Loose,
+    /// By C's compatibility of parameter types ([`Param`]).
+    #[default]
+    Strict,
+}
+
 /// Whether two shapes can describe the same call: every position agrees (see [`Param`]).
-pub fn compatible(a: &[Param], b: &[Param]) -> bool {
+pub fn compatible(a: &[Param], b: &[Param], filter: SignatureFilter) -> bool {
+    let loose = filter == SignatureFilter::Loose;
     a.iter().zip(b).all(|(x, y)| match (x, y) {
         (Param::Record(x), Param::Record(y)) => x == y,
-        (Param::VoidPointer, Param::Record(_) | Param::Pointer | Param::VoidPointer)
-        | (Param::Record(_) | Param::Pointer, Param::VoidPointer) => true,
+        (Param::VoidPointer, Param::Record(_)) | (Param::Record(_), Param::VoidPointer) => loose,
+        (Param::VoidPointer | Param::Pointer, Param::Pointer | Param::VoidPointer) => true,
         (Param::Other, _) | (_, Param::Other) => true,
         (x, y) => x == y,
     })
@@ -190,6 +209,7 @@ fn lval_type_by(
 pub struct Signatures {
     params: Vec<Option<Shape>>,
     cast: FxHashMap<FuncId, Vec<Shape>>,
+    filter: SignatureFilter,
 }
 
 impl Signatures {
@@ -200,18 +220,28 @@ impl Signatures {
             .iter()
             .map(|f| f.body.as_ref().and_then(|_| shape_of(&program.types, f.ty)))
             .collect();
-        Signatures { params, cast }
+        Signatures {
+            params,
+            cast,
+            filter: SignatureFilter::Strict,
+        }
+    }
+
+    /// The same shapes, matched under `filter` (`Off` is handled by the caller: no shapes).
+    pub fn with_filter(self, filter: SignatureFilter) -> Signatures {
+        Signatures { filter, ..self }
     }
 
     /// Whether `f` may be the target of a call through a pointer of shape `call`.
     pub fn accepts(&self, f: FuncId, call: Option<&[Param]>) -> bool {
         match (self.params.get(f.index()).and_then(Option::as_deref), call) {
             (Some(own), Some(call)) => {
-                compatible(own, call)
+                let filter = self.filter;
+                compatible(own, call, filter)
                     || self
                         .cast
                         .get(&f)
-                        .is_some_and(|shapes| shapes.iter().any(|s| compatible(s, call)))
+                        .is_some_and(|shapes| shapes.iter().any(|s| compatible(s, call, filter)))
             }
             _ => true,
         }

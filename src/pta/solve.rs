@@ -3,7 +3,7 @@
 use rustc_hash::FxHashMap;
 
 use super::PointerOperand::{Either, First};
-use super::{Lam, Origin, PointsTo, PtaStats, NONE};
+use super::{Lam, Origin, PointsTo, PtaStats, SignatureFilter, NONE};
 use crate::ir::*;
 use crate::link::Program;
 use crate::models::{Model, Models};
@@ -451,7 +451,7 @@ impl Solver<'_> {
         let own = self.program.functions.get(g.index()).map(|f| f.ty);
         let fits = own
             .and_then(|t| super::signature::shape_of(types, t))
-            .is_some_and(|own| super::signature::compatible(&own, &to));
+            .is_some_and(|own| super::signature::compatible(&own, &to, SignatureFilter::Strict));
         if !fits {
             let shapes = self.cast_shapes.entry(*g).or_default();
             if !shapes.contains(&to) {
