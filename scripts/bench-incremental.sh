@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench-incremental.sh [sqlite] [linux]   (default: sqlite)
+# Usage: scripts/bench-incremental.sh [sqlite] [linux] [defconfig]   (default: sqlite)
 #
 # Incremental reanalysis with the on-disk cache, side by side in one run, per corpus:
 #   (a)  cold:            empty cache
@@ -21,7 +21,9 @@
 # (scripts/corpus-linux.sh) has no sources, so kernel/groups.i is edited in place (and always
 # restored); a new line there moves locations only up to the next line marker. The Linux
 # subset (kernel mm drivers/net/ethernet/intel/e1000, --max-rounds 4) needs about an hour for
-# the cold run on 2 cores and ~18 GB of memory.
+# the cold run on 2 cores and ~18 GB of memory. defconfig: the whole preprocessed defconfig with
+# bench-kernel.sh's flags (closed world, --per-access, --no-inclusion), same edits in
+# kernel/groups.i; about 5 minutes per run.
 # Env: RELAY (default target/release/relay), JOBS (default 2), CORPUS (default /work/corpus),
 #      KEEP=1 keeps the work directory.
 set -euo pipefail
@@ -175,6 +177,17 @@ for corpus in "${@:-sqlite}"; do
             "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
             "init_task.group_leader = (void *)group_info;" --max-rounds 4
         ;;
-    *) die "unknown corpus $corpus (sqlite, linux)" ;;
+    defconfig)
+        # The whole x86_64 defconfig (scripts/corpus-linux.sh OUT all), as bench-kernel.sh
+        # runs it.
+        dir=$CORPUS/linux/linux-i
+        [[ -f $dir/kernel/groups.i ]] || die "no $dir/kernel/groups.i (run scripts/corpus-linux.sh)"
+        header=$'int groups_search(const struct group_info *group_info, kgid_t grp)\n{'
+        bench defconfig "$dir" -- \
+            "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
+            "init_task.group_leader = (void *)group_info;" \
+            --max-rounds 4 --per-access --no-inclusion --closed-world
+        ;;
+    *) die "unknown corpus $corpus (sqlite, linux, defconfig)" ;;
     esac
 done
