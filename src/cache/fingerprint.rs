@@ -85,8 +85,9 @@ pub fn models(models: &Models) -> Key {
 }
 
 /// Each function's printed IR, hashed (`None`: no body), with locations in its own file relative
-/// to the function's (so it keeps its hash when lines are added above it). In parallel (on the
-/// current rayon pool).
+/// to the function's (so it keeps its hash when lines are added above it) and without the
+/// integer constants of `asm` inputs (`__LINE__` in the kernel's `WARN_ON`; no analysis reads
+/// them). In parallel (on the current rayon pool).
 pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
     (0..program.functions.len())
         .into_par_iter()
@@ -95,6 +96,7 @@ pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
             // Locations relative to the function's own: lines added above it do not change it.
             let mut printer = program.printer();
             printer.relative_to = Some(body.loc);
+            printer.hide_asm_constants = true;
             let text = printer.function(body);
             Some(KeyBuilder::new("body").str(&text).finish())
         })

@@ -45,7 +45,7 @@ use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
 use crate::summary::remap::IdMap;
-use crate::summary::{Summary, SummaryFacts, SummaryStore};
+use crate::summary::{shared_set, SharedSets, Summary, SummaryFacts, SummaryStore};
 
 /// Summaries in portable form, keyed by their content hash.
 const KIND: &str = "summary";
@@ -73,6 +73,9 @@ struct Portable {
     private: Vec<String>,
     /// Classes are ranks in the run's [`ClassTable`], or `PRIVATE | i` for `private[i]`.
     summary: Summary,
+    /// The collapsed SCCs whose shared sets the summary refers to, by name
+    /// ([`crate::summary::shared`]): a set is the run's, rebuilt when its SCC is reused.
+    shared: Vec<FuncId>,
 }
 
 /// The `file` of a location given relative to its function's location.
@@ -374,11 +377,12 @@ impl<'a> SummaryCache<'a> {
             names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
             private: private.into_iter().map(str::to_string).collect(),
             summary,
+            shared: s.shared.iter().map(|set| set.scc).collect(),
         };
         store::encode(&portable).ok()
     }
 
-    fn decode(&self, f: FuncId, bytes: &[u8]) -> Result<Summary, Corruption> {
+    fn decode(&self, f: FuncId, bytes: &[u8], sets: &SharedSets) -> Result<Summary, Corruption> {
         let p: Portable = store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
         let names: Vec<Name> = p
             .names
@@ -415,6 +419,12 @@ impl<'a> SummaryCache<'a> {
                 "a location out of its function's own locations".into(),
             ));
         }
+        s.shared = p
+            .shared
+            .iter()
+            .map(|&scc| shared_set(sets, scc))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Corruption::Decode("a shared set this run has not built".into()))?;
         Ok(s)
     }
 
@@ -517,13 +527,13 @@ impl SummaryStore for SummaryCache<'_> {
         Some(facts)
     }
 
-    fn load(&self, f: FuncId) -> Option<Summary> {
+    fn load(&self, f: FuncId, sets: &SharedSets) -> Option<Summary> {
         let Some(content) = self.content.get(f.index()).and_then(OnceLock::get) else {
             self.lose(f);
             return None;
         };
         let decoded = match self.store.read(KIND, content) {
-            Ok(Some(bytes)) => self.decode(f, &bytes),
+            Ok(Some(bytes)) => self.decode(f, &bytes, sets),
             Ok(None) => Err(Corruption::Unreadable("the entry is missing".into())),
             Err(c) => Err(c),
         };

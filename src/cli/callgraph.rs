@@ -328,6 +328,14 @@ fn write_text(
         p.nodes, p.classes, p.unifications, p.allocation_sites, p.thread_creations,
         p.function_pointer_slots, p.open_slots
     )?;
+    if !p.open_slot_reasons.is_empty() {
+        let reasons: Vec<String> = p
+            .open_slot_reasons
+            .iter()
+            .map(|o| format!("{} {}: {}", o.kind, o.reason, o.slots))
+            .collect();
+        writeln!(out, "open slots by reason: {}", reasons.join(", "))?;
+    }
     writeln!(
         out,
         "callbacks: {} escaped (thread entries of their own; {} handed to unknown externals), {} registered with a loop",

@@ -28,6 +28,11 @@ pub struct Printer<'a> {
     /// Print locations in this location's file as line offsets from it (`+3:5`): a function's
     /// text independent of where it sits in its file (the summaries cache keys bodies so).
     pub relative_to: Option<Loc>,
+    /// Print integer constants among `asm` inputs as `_`. No analysis reads them (an `asm` is
+    /// opaque), and the kernel's `BUG()`/`WARN()` pass `__LINE__` there (`"i" (__LINE__)`):
+    /// the summaries cache keys bodies so, or a line added to a file would change every
+    /// function with a `WARN_ON` below it.
+    pub hide_asm_constants: bool,
 }
 
 impl Printer<'_> {
@@ -253,7 +258,13 @@ impl Printer<'_> {
                 ..
             } => {
                 let outs: Vec<String> = outputs.iter().map(|o| self.lval(f, o)).collect();
-                let ins: Vec<String> = inputs.iter().map(|e| self.expr(f, e)).collect();
+                let ins: Vec<String> = inputs
+                    .iter()
+                    .map(|e| match e {
+                        e if self.hide_asm_constants && is_int_constant(e) => "_".into(),
+                        e => self.expr(f, e),
+                    })
+                    .collect();
                 format!(
                     "asm{}(out: {}; in: {});",
                     if *volatile { " volatile" } else { "" },
@@ -457,5 +468,14 @@ fn binop(op: BinOp) -> &'static str {
         BinOp::BitAnd => "&",
         BinOp::BitXor => "^",
         BinOp::BitOr => "|",
+    }
+}
+
+/// An integer constant, possibly cast (`"i" (__LINE__)`, `"i" ((long)sizeof(x))`).
+fn is_int_constant(e: &Expr) -> bool {
+    match e {
+        Expr::Const(Const::Int(_)) => true,
+        Expr::Cast(_, inner) => is_int_constant(inner),
+        _ => false,
     }
 }

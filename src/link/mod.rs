@@ -138,6 +138,7 @@ impl Program {
             files: &self.files,
             function_name: Box::new(|f| self.function_label(f)),
             relative_to: None,
+            hide_asm_constants: false,
         }
     }
 

@@ -59,6 +59,52 @@ enum Stored {
     Unknown,
 }
 
+/// Why a slot is open (the first reason seen), for `relay callgraph`.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Opened {
+    /// Its address is taken (`&x->fn`, an array decaying to a pointer).
+    AddressTaken,
+    /// It is written with a value that is no function, constant or slot (arithmetic, a load
+    /// from a place that is not a slot).
+    UnknownStore,
+    /// It receives an indirect call's result.
+    IndirectCallResult,
+    /// It is an `asm` output.
+    Asm,
+    /// A formal of a function called through pointers.
+    CalledThroughPointer,
+    /// It is read, but no store into it is seen (a body-less function's result, a formal of a
+    /// function nothing calls directly).
+    NeverStored,
+    /// It receives another open slot's values.
+    FedByOpen,
+}
+
+impl Opened {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Opened::AddressTaken => "address taken",
+            Opened::UnknownStore => "unknown value stored",
+            Opened::IndirectCallResult => "indirect call's result",
+            Opened::Asm => "asm output",
+            Opened::CalledThroughPointer => "formal of a function called through pointers",
+            Opened::NeverStored => "read, never stored",
+            Opened::FedByOpen => "copied from an open slot",
+        }
+    }
+}
+
+impl Slot {
+    pub fn kind(self) -> &'static str {
+        match self {
+            Slot::Member(..) => "member",
+            Slot::Global(_) => "global",
+            Slot::Local(..) => "local",
+            Slot::Return(_) => "return",
+        }
+    }
+}
+
 /// What a member holds, by its slot ([`SlotTargets::member_stores`]).
 pub enum MemberStores<'a> {
     /// Not a slot (a union's member, or not of a type that holds functions): not tracked.
@@ -75,6 +121,8 @@ pub enum MemberStores<'a> {
 #[derive(Default)]
 pub struct SlotTargets {
     slots: FxHashMap<Slot, Option<Box<[FuncId]>>>,
+    /// Why each open slot is open.
+    opened: FxHashMap<Slot, Opened>,
     /// The program's stores were scanned (not the `Default` of `--no-signature-filter`, which
     /// filters nothing).
     scanned: bool,
@@ -90,6 +138,7 @@ impl SlotTargets {
             address_taken: FxHashSet::default(),
             parked: Vec::new(),
             read_globals: FxHashSet::default(),
+            opened: FxHashMap::default(),
         };
         scan.program();
         scan.solve()
@@ -134,6 +183,17 @@ impl SlotTargets {
     pub fn counts(&self) -> (usize, usize) {
         let open = self.slots.values().filter(|t| t.is_none()).count();
         (self.slots.len(), open)
+    }
+
+    /// Open slots by kind and reason, sorted.
+    pub fn open_reasons(&self) -> Vec<(&'static str, Opened, usize)> {
+        let mut counts: FxHashMap<(&'static str, Opened), usize> = FxHashMap::default();
+        for (slot, why) in &self.opened {
+            *counts.entry((slot.kind(), *why)).or_default() += 1;
+        }
+        let mut v: Vec<_> = counts.into_iter().map(|((k, w), n)| (k, w, n)).collect();
+        v.sort_unstable();
+        v
     }
 }
 
@@ -236,6 +296,8 @@ struct Scan<'p> {
     parked: Vec<(GlobalId, FuncId)>,
     /// Globals whose value or address is used.
     read_globals: FxHashSet<GlobalId>,
+    /// Why each slot opened directly is open.
+    opened: FxHashMap<Slot, Opened>,
 }
 
 impl Scan<'_> {
@@ -273,7 +335,11 @@ impl Scan<'_> {
                 .iter()
                 .flat_map(|b| &b.params)
             {
-                self.open_lval(f, &Lval::var(VarRef::Local(*p)));
+                self.open_lval(
+                    f,
+                    &Lval::var(VarRef::Local(*p)),
+                    Opened::CalledThroughPointer,
+                );
             }
         }
     }
@@ -306,7 +372,7 @@ impl Scan<'_> {
                         // What an indirect call returns is not seen.
                         match direct {
                             Some(g) => self.store(s, Stored::From(Slot::Return(g))),
-                            None => self.open(s),
+                            None => self.open(s, Opened::IndirectCallResult),
                         }
                     }
                 }
@@ -321,7 +387,7 @@ impl Scan<'_> {
             } => {
                 for o in outputs {
                     self.lval(func, o);
-                    self.open_lval(func, o);
+                    self.open_lval(func, o, Opened::Asm);
                 }
                 inputs.iter().for_each(|i| self.expr(func, i));
             }
@@ -409,17 +475,18 @@ impl Scan<'_> {
                     .entry(slot)
                     .or_insert_with(|| Some(Default::default()));
             }
-            Stored::Unknown => self.open(slot),
+            Stored::Unknown => self.open(slot, Opened::UnknownStore),
         }
     }
 
-    fn open(&mut self, slot: Slot) {
+    fn open(&mut self, slot: Slot, why: Opened) {
         self.direct.insert(slot, None);
+        self.opened.entry(slot).or_insert(why);
     }
 
-    fn open_lval(&mut self, func: FuncId, lv: &Lval) {
+    fn open_lval(&mut self, func: FuncId, lv: &Lval, why: Opened) {
         if let Some(s) = slot_of(self.program, func, lv) {
-            self.open(s);
+            self.open(s, why);
         }
     }
 
@@ -451,7 +518,7 @@ impl Scan<'_> {
         match e {
             Expr::AddrOf(lv) | Expr::StartOf(lv) => {
                 self.mark_read(lv);
-                self.open_lval(func, lv);
+                self.open_lval(func, lv, Opened::AddressTaken);
                 self.lval(func, lv);
             }
             Expr::Load(lv) => {
@@ -479,11 +546,17 @@ impl Scan<'_> {
     /// stored into it; a slot fed by an open slot is open.
     fn solve(self) -> SlotTargets {
         let Scan {
-            mut direct, flows, ..
+            mut direct,
+            flows,
+            mut opened,
+            ..
         } = self;
         // A slot read but never stored to is written in a way not seen: open.
         for from in flows.keys() {
-            direct.entry(*from).or_insert(None);
+            direct.entry(*from).or_insert_with(|| {
+                opened.insert(*from, Opened::NeverStored);
+                None
+            });
         }
         let mut work: Vec<Slot> = direct.keys().copied().collect();
         while let Some(from) = work.pop() {
@@ -496,6 +569,7 @@ impl Scan<'_> {
                     (_, None) | (_, Some(None)) => false,
                     (None, Some(t)) => {
                         *t = None;
+                        opened.entry(to).or_insert(Opened::FedByOpen);
                         true
                     }
                     (Some(s), Some(Some(t))) => {
@@ -522,6 +596,7 @@ impl Scan<'_> {
             .collect();
         SlotTargets {
             slots,
+            opened,
             scanned: true,
         }
     }

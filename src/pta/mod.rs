@@ -79,12 +79,22 @@ pub struct PtaStats {
     /// them are open (calls through them are not filtered by the functions stored).
     pub function_pointer_slots: usize,
     pub open_slots: usize,
+    /// Open slots by kind (`member`, `global`, `local`, `return`) and reason.
+    pub open_slot_reasons: Vec<OpenSlots>,
     /// Callbacks that are thread entries of their own (handed to an async model or to an
     /// unknown external), of which handed to an unknown external; callbacks registered with a
     /// loop ([`callbacks`]).
     pub escaped_callbacks: usize,
     pub escaped_to_unknown: usize,
     pub registered_callbacks: usize,
+}
+
+/// How many slots of one kind are open for one reason ([`confine::Opened`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenSlots {
+    pub kind: &'static str,
+    pub reason: &'static str,
+    pub slots: usize,
 }
 
 /// How structs are treated.

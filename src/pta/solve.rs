@@ -714,6 +714,16 @@ impl Solver<'_> {
             super::signature::Signatures::new(self.program, std::mem::take(&mut self.cast_shapes));
         p.slots = super::confine::SlotTargets::new(self.program);
         (p.stats.function_pointer_slots, p.stats.open_slots) = p.slots.counts();
+        p.stats.open_slot_reasons = p
+            .slots
+            .open_reasons()
+            .into_iter()
+            .map(|(kind, why, slots)| super::OpenSlots {
+                kind,
+                reason: why.describe(),
+                slots,
+            })
+            .collect();
         for i in 0..n {
             let c = p.uf.find_const(i);
             match p.origin[i as usize] {

@@ -39,6 +39,7 @@ use crate::link::Program;
 use crate::models::{Model, Models};
 use crate::pta::PointsTo;
 use crate::schedule::{self, Lookup, SccAnalysis, Schedule};
+use shared::SharedAccesses;
 
 pub use access::{AccessKind, AccessTables, AccessView, CallSite, GuardedAccess, Spawn, Witness};
 pub use chain::Chain;
@@ -79,8 +80,9 @@ pub struct Summary {
     /// The accesses exceeded [`access::MAX_ACCESSES`] and were merged per representative path.
     pub coarsened: bool,
     /// The accesses of collapsed SCCs this function may reach ([`shared`]), sorted by SCC: its
-    /// own SCC's and its callees'. Part of the function's accesses, held by reference. Never
-    /// serialised: a summary with shared accesses is not cached.
+    /// own SCC's and its callees'. Part of the function's accesses, held by reference. Not
+    /// serialised here: a store keeps the SCCs' names ([`SharedAccesses::scc`]) and
+    /// [`SummaryStore::load`] resolves them.
     #[serde(skip)]
     pub shared: Vec<std::sync::Arc<shared::SharedAccesses>>,
 }
@@ -135,14 +137,27 @@ pub trait SummaryStore: Sync {
     /// If `scc` is stored under its current key: parallel to its functions, the facts of
     /// each one's summary (`None`: it has none).
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<SummaryFacts>>>;
-    /// The summary of `f`, whose SCC [`SummaryStore::reuse`] found; `None` if the store lost
-    /// it ([`SummaryStore::lost`] counts it).
-    fn load(&self, f: FuncId) -> Option<Summary>;
+    /// The summary of `f`, whose SCC [`SummaryStore::reuse`] found, with the shared sets it
+    /// refers to resolved by `shared` (by the SCC that names them); `None` if the store lost
+    /// it, or a set is not resolved ([`SummaryStore::lost`] counts it).
+    fn load(&self, f: FuncId, shared: &SharedSets) -> Option<Summary>;
     /// How many summaries found stored could not be loaded: a run that read none of them
     /// must be repeated.
     fn lost(&self) -> usize;
     /// The summaries just computed for `scc`.
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]);
+}
+
+/// The shared sets of the run's collapsed SCCs, by the SCC's name ([`SharedAccesses::scc`]):
+/// built when a collapsed SCC is analysed, or rebuilt from its stored members' summaries.
+pub type SharedSets = std::sync::RwLock<rustc_hash::FxHashMap<FuncId, Arc<SharedAccesses>>>;
+
+/// The set named `scc` in `sets`.
+pub fn shared_set(sets: &SharedSets, scc: FuncId) -> Option<Arc<SharedAccesses>> {
+    sets.read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&scc)
+        .cloned()
 }
 
 /// What the statistics and the later stages need of a summary without loading it: stored
@@ -189,6 +204,8 @@ pub struct Context<'a> {
     /// A fresh object handed to a callee that keeps it, or returned, with no lock held, is
     /// a racy publication too (`--strict-publication`; see `exec/fresh.rs`).
     pub strict_publication: bool,
+    /// The collapsed SCCs' shared sets so far.
+    shared_sets: SharedSets,
 }
 
 impl<'a> Context<'a> {
@@ -212,6 +229,7 @@ impl<'a> Context<'a> {
             stats: Default::default(),
             collapse_at: DEFAULT_COLLAPSE_AT,
             strict_publication: false,
+            shared_sets: Default::default(),
         }
     }
 
@@ -262,23 +280,18 @@ impl SccAnalysis for Context<'_> {
         if !self.collapsed(scc) {
             return;
         }
-        let set = Arc::new(shared::SharedAccesses::build(
-            self.program,
-            self.pta,
-            scc,
-            summaries,
-        ));
+        let set = self.share(scc, summaries);
         for s in summaries.iter_mut().flatten() {
             shared::merge_into(&mut Arc::make_mut(s).shared, std::slice::from_ref(&set));
         }
-        let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        acc.stats.collapsed_sccs += 1;
-        acc.stats.collapsed_functions += scc.functions.len();
-        acc.stats.shared_accesses += set.accesses.len();
     }
 
     fn stored(&self, scc: &Scc) -> Option<Vec<bool>> {
-        let facts = self.store?.reuse(scc)?;
+        let store = self.store?;
+        let facts = store.reuse(scc)?;
+        if self.collapsed(scc) {
+            self.reshare(store, scc, &facts);
+        }
         let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         for (&f, facts) in scc.functions.iter().zip(&facts) {
             if let Some(facts) = facts {
@@ -289,7 +302,7 @@ impl SccAnalysis for Context<'_> {
     }
 
     fn load(&self, f: FuncId) -> Option<Summary> {
-        self.store?.load(f)
+        self.store?.load(f, &self.shared_sets)
     }
 
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
@@ -307,6 +320,60 @@ impl SccAnalysis for Context<'_> {
 
     fn keep(&self, f: FuncId) -> bool {
         self.keep.as_ref().is_none_or(|k| k[f.index()])
+    }
+}
+
+impl Context<'_> {
+    /// Builds and registers the shared set of collapsed `scc` from its members' summaries.
+    fn share(&self, scc: &Scc, summaries: &[Option<Arc<Summary>>]) -> Arc<SharedAccesses> {
+        let set = Arc::new(SharedAccesses::build(
+            self.program,
+            self.pta,
+            scc,
+            summaries,
+        ));
+        self.shared_sets
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(set.scc, set.clone());
+        let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        acc.stats.collapsed_sccs += 1;
+        acc.stats.collapsed_functions += scc.functions.len();
+        acc.stats.shared_accesses += set.accesses.len();
+        set
+    }
+
+    /// A stored collapsed SCC: its set, rebuilt from its members' stored summaries (their
+    /// own accesses: it is a function of them). A member the store lost leaves the set out;
+    /// loading a summary that refers to it then fails, and the run is repeated
+    /// ([`SummaryStore::lost`]).
+    fn reshare(&self, store: &dyn SummaryStore, scc: &Scc, facts: &[Option<SummaryFacts>]) {
+        use rayon::prelude::*;
+        let Some(&name) = scc.functions.first() else {
+            return;
+        };
+        // The members refer to the set being rebuilt: a stand-in resolves its name (the build
+        // reads only their own accesses).
+        let mut sets = self
+            .shared_sets
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let stand_in = SharedAccesses::empty(name, scc.functions.len());
+        sets.insert(name, Arc::new(stand_in));
+        let sets = SharedSets::new(sets);
+        let members: Option<Vec<Option<Arc<Summary>>>> = scc
+            .functions
+            .par_iter()
+            .zip(facts)
+            .map(|(&f, facts)| match facts {
+                Some(_) => store.load(f, &sets).map(|s| Some(Arc::new(s))),
+                None => Some(None),
+            })
+            .collect();
+        if let Some(members) = members {
+            self.share(scc, &members);
+        }
     }
 }
 
@@ -353,6 +420,8 @@ pub struct Summaries {
     /// `schedule.summaries` is by `FuncId`; `None` for body-less functions and failed SCCs.
     pub schedule: Schedule<Summary>,
     pub stats: SummaryStats,
+    /// The collapsed SCCs' shared sets, for loading stored summaries that refer to them.
+    pub shared_sets: SharedSets,
 }
 
 impl Summaries {
@@ -372,6 +441,7 @@ impl Summaries {
                 elapsed: std::time::Duration::ZERO,
             },
             stats: SummaryStats::default(),
+            shared_sets: Default::default(),
         }
     }
 
@@ -384,7 +454,9 @@ impl Summaries {
     pub fn load_stored(&mut self, store: &dyn SummaryStore) {
         use rayon::prelude::*;
         let stored = std::mem::take(&mut self.schedule.stored);
-        let loaded: Vec<Option<Summary>> = stored.par_iter().map(|&f| store.load(f)).collect();
+        let sets = &self.shared_sets;
+        let loaded: Vec<Option<Summary>> =
+            stored.par_iter().map(|&f| store.load(f, sets)).collect();
         for (f, s) in stored.into_iter().zip(loaded) {
             self.schedule.summaries[f.index()] = s;
         }
@@ -488,7 +560,11 @@ pub fn compute_with_store(
     stats.seconds = start.elapsed().as_secs_f64();
     stats.constructors.sort_unstable();
     stats.constructors.dedup();
-    Summaries { schedule, stats }
+    Summaries {
+        schedule,
+        stats,
+        shared_sets: ctx.shared_sets,
+    }
 }
 
 fn summary_stats(program: &Program, ctx: &Context<'_>) -> SummaryStats {

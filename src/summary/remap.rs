@@ -25,12 +25,8 @@ pub trait IdMap {
 
 impl Summary {
     /// The summary with every name and class renamed by `m`, in canonical form; `None` if `m`
-    /// cannot rename one of them.
+    /// cannot rename one of them. Without its shared sets (a store keeps their names).
     pub fn remap(&self, m: &mut impl IdMap) -> Option<Summary> {
-        if !self.shared.is_empty() {
-            // Shared sets live for one run (`shared`): such a summary is not portable.
-            return None;
-        }
         let (tables, accesses) = remap_accesses(&self.tables, &self.accesses, m)?;
         Some(Summary {
             lockset: lockset(&self.lockset, m)?,

@@ -114,6 +114,18 @@ impl SharedAccesses {
         }
     }
 
+    /// A set with no access, named `scc` (a stand-in while a stored SCC's set is rebuilt).
+    pub fn empty(scc: FuncId, functions: usize) -> SharedAccesses {
+        let (tables, accesses) = AccessSet::default().finish();
+        SharedAccesses {
+            scc,
+            functions,
+            accesses,
+            tables,
+            coarsened: false,
+        }
+    }
+
     pub fn accesses(&self) -> impl Iterator<Item = AccessView<'_>> {
         self.accesses.iter().map(|a| self.tables.view(a))
     }
