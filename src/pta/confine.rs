@@ -8,19 +8,21 @@
 //!
 //! A **slot** is a place that can hold a function's address — of function-pointer or `void *`
 //! type, arrays of them included: a member of a struct (by tag and member name, so every object
-//! of the struct shares it), a global variable, or a local variable (formals included). Every
-//! store into a slot is classified by what is stored:
+//! of the struct shares it), a global variable, a local variable (formals included), or what a
+//! defined function returns. Every store into a slot is classified by what is stored:
 //! - a function's address: the function is one of the slot's targets;
 //! - a load from another slot: the slot gets that slot's targets (`fn = ops->read; fn()`,
-//!   `a->ops.read = b->ops.read`);
+//!   `a->ops.read = b->ops.read`), a direct call's result its callee's return slot's
+//!   (`cb = pm_op(ops, state); cb(dev)`);
 //! - a constant (`NULL`, `(void *)~0L`): nothing;
-//! - anything else (a call's result, arithmetic, a load from a place that is not a slot): the
-//!   slot is *open*, and calls through it are not filtered.
+//! - anything else (an indirect call's result, arithmetic, a load from a place that is not a
+//!   slot): the slot is *open*, and calls through it are not filtered ([`Opened`] says why).
 //!
 //! A direct call stores its arguments into the callee's formals
 //! (`init_waitqueue_func_entry(wq, f)` stores `f` into `wq->func` through its formal); the
 //! formals of a function whose address is taken are open (calls through pointers pass values
-//! not seen). `*(T *)&x` is `x` (`READ_ONCE`, `WRITE_ONCE`). Taking a slot's address otherwise
+//! not seen). An address only parked in a global no code reads (`__ADDRESSABLE(f)`, which the
+//! kernel's `EXPORT_SYMBOL` expands to) is not taken: nothing calls through it. `*(T *)&x` is `x` (`READ_ONCE`, `WRITE_ONCE`). Taking a slot's address otherwise
 //! (`&x->fn`, an array of function pointers decaying to a pointer) opens it: stores through the
 //! pointer are not seen. Members of unions are not slots (another member of the union may write
 //! them). A call through a slot with no store at all is not filtered either.
