@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::PointsToArgs;
 use super::{exit, Frontend, FrontendTotals, InputArgs};
 use crate::callgraph::{CallGraph, CallGraphStats, EdgeKind};
-use crate::ir::{FuncId, Loc};
+use crate::ir::{Expr, FuncId, Instr, Loc};
 use crate::link::Program;
 use crate::pta::{Origin, PointsTo, PtaStats};
 
@@ -224,6 +224,7 @@ fn recursive_sccs(program: &Program, cg: &CallGraph) -> Vec<Vec<String>> {
 fn write_widest_calls_in_largest_scc(
     out: &mut impl Write,
     program: &Program,
+    pta: &PointsTo,
     cg: &CallGraph,
     limit: usize,
 ) -> Result<()> {
@@ -260,9 +261,12 @@ fn write_widest_calls_in_largest_scc(
     sites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     for ((caller, loc), n) in sites.iter().take(limit) {
         let st = site(program, *loc);
+        let through = indirect_callee(program, *caller, *loc)
+            .map(|callee| format!("; {}", pta.describe_call_slot(program, *caller, callee)))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  {}:{}:{}: in {}: {n} targets inside",
+            "  {}:{}:{}: in {}: {n} targets inside{through}",
             st.file,
             st.line,
             st.col,
@@ -270,6 +274,20 @@ fn write_widest_calls_in_largest_scc(
         )?;
     }
     Ok(())
+}
+
+/// The callee expression of the indirect call at `loc` in `caller`.
+fn indirect_callee(program: &Program, caller: FuncId, loc: Loc) -> Option<&Expr> {
+    let body = program.functions.get(caller.index())?.body.as_ref()?;
+    body.blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .find_map(|i| match i {
+            Instr::Call {
+                callee, loc: at, ..
+            } if *at == loc && callee.named_function().is_none() => Some(callee),
+            _ => None,
+        })
 }
 
 fn report(program: &Program, pta: &PointsTo, cg: &CallGraph, timings: Timings) -> Report {
@@ -368,7 +386,7 @@ fn write_text(
             rec.len() - limit
         )?;
     }
-    write_widest_calls_in_largest_scc(out, program, cg, limit)?;
+    write_widest_calls_in_largest_scc(out, program, pta, cg, limit)?;
     writeln!(
         out,
         "unresolved indirect calls: {} (of {} indirect call sites)",

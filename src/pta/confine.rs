@@ -187,6 +187,38 @@ impl SlotTargets {
         (self.slots.len(), open)
     }
 
+    /// Where a call through `callee` (in `caller`) loads its pointer from, and what that slot
+    /// holds: `through member ops.read (closed: 3 functions)`, `… (open: address taken)`; or
+    /// `not through a slot`. For `relay callgraph`.
+    pub fn describe_call(&self, program: &Program, caller: FuncId, callee: &Expr) -> String {
+        let slot = match strip_casts(callee) {
+            Expr::Load(lv) => slot_of(program, caller, lv),
+            _ => None,
+        };
+        let Some(slot) = slot else {
+            return "not through a slot".into();
+        };
+        let place = match slot {
+            Slot::Member(tag, name) => {
+                let tag = match tag {
+                    Tag::Named(n) => program.names.get(n).to_string(),
+                    Tag::Anonymous(_) => "<anonymous>".into(),
+                };
+                format!("member {tag}.{}", program.names.get(name))
+            }
+            Slot::Global(g) => format!("global {}", program.global_name(g)),
+            Slot::Local(f, _) => format!("a local of {}", program.function_label(f)),
+            Slot::Return(f) => format!("what {} returns", program.function_label(f)),
+        };
+        let holds = match (self.slots.get(&slot), self.opened.get(&slot)) {
+            (Some(Some(targets)), _) => format!("closed: {} functions", targets.len()),
+            (Some(None), Some(why)) => format!("open: {}", why.describe()),
+            (Some(None), None) => "open".into(),
+            (None, _) => "no store seen".into(),
+        };
+        format!("through {place} ({holds})")
+    }
+
     /// Open slots by kind and reason, sorted.
     pub fn open_reasons(&self) -> Vec<(&'static str, Opened, usize)> {
         let mut counts: FxHashMap<(&'static str, Opened), usize> = FxHashMap::default();

@@ -179,6 +179,12 @@ impl PointsTo {
         Self::analyze_with(program, FieldMode::default())
     }
 
+    /// Where an indirect call loads its pointer from and what that slot holds
+    /// ([`confine::SlotTargets::describe_call`]).
+    pub fn describe_call_slot(&self, program: &Program, caller: FuncId, callee: &Expr) -> String {
+        self.slots.describe_call(program, caller, callee)
+    }
+
     /// How indirect calls are matched against their targets' types: with `Off`, by class and
     /// arity only (neither [`signature`] nor [`confine`] filtering).
     pub fn with_signature_filter(mut self, filter: SignatureFilter) -> PointsTo {

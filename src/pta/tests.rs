@@ -599,3 +599,31 @@ fn parked_addresses_and_returned_handlers_keep_slots_closed() {
         ["loud", "other", "quiet"]
     );
 }
+
+#[test]
+fn a_call_is_described_by_the_slot_it_loads_from() {
+    let src = "struct ops { int (*read)(int); };
+        struct ops2 { int (*write)(int); };
+        int r(int x) { return x; }
+        struct ops f0 = { .read = r };
+        struct ops2 g2 = { .write = r };
+        int (**taken)(int) = &g2.write;
+        void call(struct ops *o) { o->read(1); }
+        void call_open(struct ops2 *o) { o->write(1); }
+        void call_deref(int (**p)(int)) { (*p)(1); }";
+    let fx = Fixture::new(src);
+    let describe = |name: &str| {
+        let f = fx.func(name);
+        let callee = fx.first_indirect_callee(f);
+        fx.pta.describe_call_slot(&fx.program, f, &callee)
+    };
+    assert_eq!(
+        describe("call"),
+        "through member ops.read (closed: 1 functions)"
+    );
+    assert_eq!(
+        describe("call_open"),
+        "through member ops2.write (open: address taken)"
+    );
+    assert_eq!(describe("call_deref"), "not through a slot");
+}
