@@ -25,7 +25,9 @@
 //! kernel's `EXPORT_SYMBOL` expands to) is not taken: nothing calls through it. `*(T *)&x` is `x` (`READ_ONCE`, `WRITE_ONCE`). Taking a slot's address otherwise
 //! (`&x->fn`, an array of function pointers decaying to a pointer) opens it: stores through the
 //! pointer are not seen. Members of unions are not slots (another member of the union may write
-//! them). A call through a slot with no store at all is not filtered either.
+//! them). A call through a slot with no store at all is not filtered either — except through a
+//! member in a whole program (`--closed-world`): it reaches no function, as MLTA resolves it
+//! (and as entry families' members hold none).
 //!
 //! What stays unsound, as in MLTA: function pointers written by `memcpy` or through a pointer
 //! of another type (`*(void **)p = f` with `p` not derived from a slot's address), and struct
@@ -128,6 +130,9 @@ pub struct SlotTargets {
     /// The program's stores were scanned (not the `Default` of `--no-signature-filter`, which
     /// filters nothing).
     scanned: bool,
+    /// The program is whole (`--closed-world`): a member no store into is seen holds no
+    /// function, and a call through it reaches none.
+    closed_world: bool,
 }
 
 impl SlotTargets {
@@ -146,8 +151,17 @@ impl SlotTargets {
         scan.solve()
     }
 
+    /// In a whole program (`--closed-world`), a member no store into is seen holds no function.
+    pub fn with_closed_world(self, closed_world: bool) -> SlotTargets {
+        SlotTargets {
+            closed_world,
+            ..self
+        }
+    }
+
     /// The functions a call through `callee` (in `caller`) may reach, sorted, if `callee` is a
-    /// load from a slot that is closed; `None` (no filtering) otherwise.
+    /// load from a slot that is closed — none through a member no store into is seen, in a
+    /// whole program —; `None` (no filtering) otherwise.
     pub fn call_targets(
         &self,
         program: &Program,
@@ -157,7 +171,14 @@ impl SlotTargets {
         let Expr::Load(lv) = strip_casts(callee) else {
             return None;
         };
-        self.slots.get(&slot_of(program, caller, lv)?)?.as_deref()
+        let slot = slot_of(program, caller, lv)?;
+        match self.slots.get(&slot) {
+            Some(targets) => targets.as_deref(),
+            None if self.scanned && self.closed_world && matches!(slot, Slot::Member(..)) => {
+                Some(&[])
+            }
+            None => None,
+        }
     }
 
     /// What the program stores into member `name` of a `record` object (through anonymous
@@ -632,6 +653,7 @@ impl Scan<'_> {
             slots,
             opened,
             scanned: true,
+            closed_world: false,
         }
     }
 }

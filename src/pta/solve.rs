@@ -165,7 +165,9 @@ pub(super) fn solve(
     }
     s.bind_unknown_callbacks();
     s.members_to_unknown_memory();
-    s.finish()
+    let mut p = s.finish();
+    p.slots = std::mem::take(&mut p.slots).with_closed_world(world.closed);
+    p
 }
 
 /// The node layout: globals, functions, return values, strings, then each function's locals.
