@@ -127,6 +127,8 @@ pub struct SlotTargets {
     slots: FxHashMap<Slot, Option<Box<[FuncId]>>>,
     /// Why each open slot is open.
     opened: FxHashMap<Slot, Opened>,
+    /// The open slot each [`Opened::FedByOpen`] slot was opened by.
+    fed_by: FxHashMap<Slot, Slot>,
     /// The program's stores were scanned (not the `Default` of `--no-signature-filter`, which
     /// filters nothing).
     scanned: bool,
@@ -219,25 +221,34 @@ impl SlotTargets {
         let Some(slot) = slot else {
             return "not through a slot".into();
         };
-        let place = match slot {
-            Slot::Member(tag, name) => {
-                let tag = match tag {
-                    Tag::Named(n) => program.names.get(n).to_string(),
-                    Tag::Anonymous(_) => "<anonymous>".into(),
-                };
-                format!("member {tag}.{}", program.names.get(name))
-            }
-            Slot::Global(g) => format!("global {}", program.global_name(g)),
-            Slot::Local(f, _) => format!("a local of {}", program.function_label(f)),
-            Slot::Return(f) => format!("what {} returns", program.function_label(f)),
-        };
         let holds = match (self.slots.get(&slot), self.opened.get(&slot)) {
             (Some(Some(targets)), _) => format!("closed: {} functions", targets.len()),
+            (Some(None), Some(Opened::FedByOpen)) => match self.origin(slot) {
+                Some((from, why)) => format!(
+                    "open: copied from {}, {}",
+                    place(program, from),
+                    why.describe()
+                ),
+                None => format!("open: {}", Opened::FedByOpen.describe()),
+            },
             (Some(None), Some(why)) => format!("open: {}", why.describe()),
             (Some(None), None) => "open".into(),
             (None, _) => "no store seen".into(),
         };
-        format!("through {place} ({holds})")
+        format!("through {} ({holds})", place(program, slot))
+    }
+
+    /// The slot opened for a reason of its own that `slot`'s openness was copied from, with
+    /// that reason (the chain is followed a bounded number of steps).
+    fn origin(&self, mut slot: Slot) -> Option<(Slot, Opened)> {
+        for _ in 0..1024 {
+            slot = *self.fed_by.get(&slot)?;
+            match self.opened.get(&slot)? {
+                Opened::FedByOpen => continue,
+                why => return Some((slot, *why)),
+            }
+        }
+        None
     }
 
     /// Open slots by kind and reason, sorted.
@@ -249,6 +260,23 @@ impl SlotTargets {
         let mut v: Vec<_> = counts.into_iter().map(|((k, w), n)| (k, w, n)).collect();
         v.sort_unstable();
         v
+    }
+}
+
+/// A slot, named for a reader: `member ops.read`, `global hooks`, `a local of f`, `what f
+/// returns`.
+fn place(program: &Program, slot: Slot) -> String {
+    match slot {
+        Slot::Member(tag, name) => {
+            let tag = match tag {
+                Tag::Named(n) => program.names.get(n).to_string(),
+                Tag::Anonymous(_) => "<anonymous>".into(),
+            };
+            format!("member {tag}.{}", program.names.get(name))
+        }
+        Slot::Global(g) => format!("global {}", program.global_name(g)),
+        Slot::Local(f, _) => format!("a local of {}", program.function_label(f)),
+        Slot::Return(f) => format!("what {} returns", program.function_label(f)),
     }
 }
 
@@ -613,6 +641,7 @@ impl Scan<'_> {
                 None
             });
         }
+        let mut fed_by = FxHashMap::default();
         let mut work: Vec<Slot> = direct.keys().copied().collect();
         while let Some(from) = work.pop() {
             let Some(succs) = flows.get(&from) else {
@@ -624,7 +653,10 @@ impl Scan<'_> {
                     (_, None) | (_, Some(None)) => false,
                     (None, Some(t)) => {
                         *t = None;
-                        opened.entry(to).or_insert(Opened::FedByOpen);
+                        if let std::collections::hash_map::Entry::Vacant(e) = opened.entry(to) {
+                            e.insert(Opened::FedByOpen);
+                            fed_by.insert(to, from);
+                        }
                         true
                     }
                     (Some(s), Some(Some(t))) => {
@@ -652,6 +684,7 @@ impl Scan<'_> {
         SlotTargets {
             slots,
             opened,
+            fed_by,
             scanned: true,
             closed_world: false,
         }

@@ -610,7 +610,11 @@ fn a_call_is_described_by_the_slot_it_loads_from() {
         int (**taken)(int) = &g2.write;
         void call(struct ops *o) { o->read(1); }
         void call_open(struct ops2 *o) { o->write(1); }
-        void call_deref(int (**p)(int)) { (*p)(1); }";
+        void call_deref(int (**p)(int)) { (*p)(1); }
+        struct ops3 { int (*cb)(int); };
+        long cookie;
+        void set3(struct ops3 *o) { int (*f)(int) = (int (*)(int))cookie; o->cb = f; }
+        void call_copied(struct ops3 *o) { o->cb(1); }";
     let fx = Fixture::new(src);
     let describe = |name: &str| {
         let f = fx.func(name);
@@ -626,4 +630,8 @@ fn a_call_is_described_by_the_slot_it_loads_from() {
         "through member ops2.write (open: address taken)"
     );
     assert_eq!(describe("call_deref"), "not through a slot");
+    assert_eq!(
+        describe("call_copied"),
+        "through member ops3.cb (open: copied from a local of set3, unknown value stored)"
+    );
 }
