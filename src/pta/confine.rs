@@ -25,9 +25,10 @@
 //! kernel's `EXPORT_SYMBOL` expands to) is not taken: nothing calls through it. `*(T *)&x` is `x` (`READ_ONCE`, `WRITE_ONCE`). Taking a slot's address otherwise
 //! (`&x->fn`, an array of function pointers decaying to a pointer) opens it: stores through the
 //! pointer are not seen. Members of unions are not slots (another member of the union may write
-//! them). A call through a slot with no store at all is not filtered either — except through a
-//! member in a whole program (`--closed-world`): it reaches no function, as MLTA resolves it
-//! (and as entry families' members hold none).
+//! them). A call through a slot with no store at all is not filtered either, and a slot read
+//! but never stored is open — except a member in a whole program (`--closed-world`): it holds
+//! no function, and a call through it or through a copy of it reaches none, as MLTA resolves
+//! it (and as entry families' members hold none).
 //!
 //! What stays unsound, as in MLTA: function pointers written by `memcpy` or through a pointer
 //! of another type (`*(void **)p = f` with `p` not derived from a slot's address), and struct
@@ -138,8 +139,9 @@ pub struct SlotTargets {
 }
 
 impl SlotTargets {
-    /// Scans every store of the program and closes the slots' target sets under copies.
-    pub fn new(program: &Program) -> SlotTargets {
+    /// Scans every store of the program and closes the slots' target sets under copies. In a
+    /// whole program (`closed_world`), a member no store into is seen holds no function.
+    pub fn new(program: &Program, closed_world: bool) -> SlotTargets {
         let mut scan = Scan {
             program,
             direct: FxHashMap::default(),
@@ -148,17 +150,10 @@ impl SlotTargets {
             parked: Vec::new(),
             read_globals: FxHashSet::default(),
             opened: FxHashMap::default(),
+            closed_world,
         };
         scan.program();
         scan.solve()
-    }
-
-    /// In a whole program (`--closed-world`), a member no store into is seen holds no function.
-    pub fn with_closed_world(self, closed_world: bool) -> SlotTargets {
-        SlotTargets {
-            closed_world,
-            ..self
-        }
     }
 
     /// The functions a call through `callee` (in `caller`) may reach, sorted, if `callee` is a
@@ -381,6 +376,8 @@ struct Scan<'p> {
     read_globals: FxHashSet<GlobalId>,
     /// Why each slot opened directly is open.
     opened: FxHashMap<Slot, Opened>,
+    /// [`SlotTargets::closed_world`].
+    closed_world: bool,
 }
 
 impl Scan<'_> {
@@ -632,11 +629,16 @@ impl Scan<'_> {
             mut direct,
             flows,
             mut opened,
+            closed_world,
             ..
         } = self;
-        // A slot read but never stored to is written in a way not seen: open.
+        // A slot read but never stored to is written in a way not seen: open — but for a
+        // member of a whole program, which holds nothing.
         for from in flows.keys() {
             direct.entry(*from).or_insert_with(|| {
+                if closed_world && matches!(from, Slot::Member(..)) {
+                    return Some(FxHashSet::default());
+                }
                 opened.insert(*from, Opened::NeverStored);
                 None
             });
@@ -686,7 +688,7 @@ impl Scan<'_> {
             opened,
             fed_by,
             scanned: true,
-            closed_world: false,
+            closed_world,
         }
     }
 }

@@ -165,9 +165,7 @@ pub(super) fn solve(
     }
     s.bind_unknown_callbacks();
     s.members_to_unknown_memory();
-    let mut p = s.finish();
-    p.slots = std::mem::take(&mut p.slots).with_closed_world(world.closed);
-    p
+    s.finish(world.closed)
 }
 
 /// The node layout: globals, functions, return values, strings, then each function's locals.
@@ -706,7 +704,8 @@ impl Solver<'_> {
         ) = self.p.callbacks.counts();
     }
 
-    fn finish(mut self) -> PointsTo {
+    /// `closed_world`: the program is whole ([`super::World::closed`]).
+    fn finish(mut self, closed_world: bool) -> PointsTo {
         let n = self.p.uf.len() as u32;
         for i in 0..n {
             self.p.uf.find(i);
@@ -714,7 +713,7 @@ impl Solver<'_> {
         let mut p = self.p;
         p.signatures =
             super::signature::Signatures::new(self.program, std::mem::take(&mut self.cast_shapes));
-        p.slots = super::confine::SlotTargets::new(self.program);
+        p.slots = super::confine::SlotTargets::new(self.program, closed_world);
         (p.stats.function_pointer_slots, p.stats.open_slots) = p.slots.counts();
         p.stats.open_slot_reasons = p
             .slots
