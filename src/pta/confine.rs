@@ -171,9 +171,7 @@ impl SlotTargets {
         let slot = slot_of(program, caller, lv)?;
         match self.slots.get(&slot) {
             Some(targets) => targets.as_deref(),
-            None if self.scanned && self.closed_world && matches!(slot, Slot::Member(..)) => {
-                Some(&[])
-            }
+            None if self.scanned && unseen_holds_nothing(self.closed_world, slot) => Some(&[]),
             None => None,
         }
     }
@@ -273,6 +271,12 @@ fn place(program: &Program, slot: Slot) -> String {
         Slot::Local(f, _) => format!("a local of {}", program.function_label(f)),
         Slot::Return(f) => format!("what {} returns", program.function_label(f)),
     }
+}
+
+/// Whether `slot`, when no store into it is seen, holds no function: a member of a whole
+/// program (`--closed-world`; MLTA's rule — a `memcpy` from another type is not seen).
+fn unseen_holds_nothing(closed_world: bool, slot: Slot) -> bool {
+    closed_world && matches!(slot, Slot::Member(..))
 }
 
 fn strip_casts(mut e: &Expr) -> &Expr {
@@ -636,7 +640,7 @@ impl Scan<'_> {
         // member of a whole program, which holds nothing.
         for from in flows.keys() {
             direct.entry(*from).or_insert_with(|| {
-                if closed_world && matches!(from, Slot::Member(..)) {
+                if unseen_holds_nothing(closed_world, *from) {
                     return Some(FxHashSet::default());
                 }
                 opened.insert(*from, Opened::NeverStored);

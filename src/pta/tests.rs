@@ -30,6 +30,13 @@ impl Fixture {
         Self::with_mode(src, FieldMode::FieldBased)
     }
 
+    /// With indirect calls matched under `filter` (`--loose-signatures`, `--no-signature-filter`).
+    fn filtered(src: &str, filter: crate::pta::SignatureFilter) -> Self {
+        let Fixture { program, pta } = Self::new(src);
+        let pta = pta.with_signature_filter(filter);
+        Fixture { program, pta }
+    }
+
     fn with_mode(src: &str, mode: FieldMode) -> Self {
         let program = program(src);
         let pta = PointsTo::analyze_with(&program, mode);
@@ -384,13 +391,7 @@ fn indirect_targets_are_filtered_by_signature() {
         "unprototyped: all"
     );
     // `--loose-signatures`: `void *` matches a pointer to any struct.
-    let fx = Fixture::new(src);
-    let fx = Fixture {
-        pta: fx
-            .pta
-            .with_signature_filter(crate::pta::SignatureFilter::Loose),
-        program: fx.program,
-    };
+    let fx = Fixture::filtered(src, crate::pta::SignatureFilter::Loose);
     assert_eq!(target_names(&fx, "call_a"), ["on_a", "on_void"]);
     assert_eq!(
         target_names(&fx, "call_void"),
@@ -444,13 +445,7 @@ fn indirect_targets_are_filtered_by_the_member_loaded_from() {
     assert_eq!(target_names(&fx, "call_copy"), ["shared"]);
     // A copy from one member to another: `wrap.fn` has `iops.lookup`'s targets.
     assert_eq!(target_names(&fx, "call_wrap"), ["l1", "shared"]);
-    let unfiltered = Fixture::new(src);
-    let unfiltered = Fixture {
-        pta: unfiltered
-            .pta
-            .with_signature_filter(crate::pta::SignatureFilter::Off),
-        program: unfiltered.program,
-    };
+    let unfiltered = Fixture::filtered(src, crate::pta::SignatureFilter::Off);
     assert_eq!(
         target_names(&unfiltered, "call_read"),
         ["l1", "r1", "shared"]
