@@ -66,6 +66,8 @@ struct LargestClass {
     size: usize,
     /// Up to 50 members, described.
     members: Vec<String>,
+    /// Up to 20 unifications of two large classes that built it, the most balanced first.
+    merges: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -92,7 +94,8 @@ struct Report {
     frontend: FrontendTotals,
     stats: CallGraphStats,
     points_to: PtaStats,
-    largest_class: Option<LargestClass>,
+    /// The three largest classes.
+    largest_classes: Vec<LargestClass>,
     recursive_sccs: Vec<Vec<String>>,
     unresolved: Vec<Unresolved>,
     edges: Vec<EdgeOut>,
@@ -193,15 +196,56 @@ fn describe(program: &Program, o: Origin) -> String {
     }
 }
 
-fn largest_class(program: &Program, pta: &PointsTo) -> Option<LargestClass> {
-    let (class, size) = pta.largest_class()?;
-    let members = pta
-        .class_members(class)
+fn largest_classes(program: &Program, pta: &PointsTo) -> Vec<LargestClass> {
+    pta.largest_classes(3)
         .into_iter()
-        .take(50)
-        .map(|o| describe(program, o))
-        .collect();
-    Some(LargestClass { size, members })
+        .map(|(class, size)| {
+            let members = pta
+                .class_members(class)
+                .into_iter()
+                .take(50)
+                .map(|o| describe(program, o))
+                .collect();
+            let merges = pta
+                .merges_into(class)
+                .into_iter()
+                .take(20)
+                .map(|m| describe_merge(program, m))
+                .collect();
+            LargestClass {
+                size,
+                members,
+                merges,
+            }
+        })
+        .collect()
+}
+
+/// `{a, 5000 lvalues} + {b, 300 lvalues} by f at file:line`.
+fn describe_merge(program: &Program, m: &crate::pta::Merge) -> String {
+    use crate::pta::MergeCause;
+    let at = |loc: Loc| {
+        let s = site(program, loc);
+        format!("{}:{}", s.file, s.line)
+    };
+    let cause = match m.cause {
+        MergeCause::Instr(f, loc) => format!("in {} at {}", program.function_label(f), at(loc)),
+        MergeCause::GlobalInit(g) => format!("by the initializer of {}", program.global_name(g)),
+        MergeCause::Signature(f) => format!("by the signature of {}", program.function_label(f)),
+        MergeCause::UnknownCallback(f, loc) => format!(
+            "binding callbacks of a call of unknown code in {} at {}",
+            program.function_label(f),
+            at(loc)
+        ),
+        MergeCause::UnknownMemory => "by records handed to unknown code".into(),
+    };
+    format!(
+        "{{{}, {} lvalues}} + {{{}, {} lvalues}} {cause}",
+        describe(program, m.samples.0),
+        m.sizes.0,
+        describe(program, m.samples.1),
+        m.sizes.1
+    )
 }
 
 fn recursive_sccs(program: &Program, cg: &CallGraph) -> Vec<Vec<String>> {
@@ -317,7 +361,7 @@ fn report(program: &Program, pta: &PointsTo, cg: &CallGraph, timings: Timings) -
         frontend: FrontendTotals::default(),
         stats: cg.stats,
         points_to: pta.stats.clone(),
-        largest_class: largest_class(program, pta),
+        largest_classes: largest_classes(program, pta),
         recursive_sccs: recursive_sccs(program, cg),
         unresolved,
         edges,
@@ -359,7 +403,7 @@ fn write_text(
         "callbacks: {} escaped (thread entries of their own; {} handed to unknown externals), {} registered with a loop",
         p.escaped_callbacks, p.escaped_to_unknown, p.registered_callbacks
     )?;
-    if let Some(l) = largest_class(program, pta) {
+    for (rank, l) in largest_classes(program, pta).iter().enumerate() {
         let shown = l
             .members
             .iter()
@@ -368,12 +412,16 @@ fn write_text(
             .collect::<Vec<_>>()
             .join(", ");
         let more = l.size.saturating_sub(limit.min(l.members.len()));
+        let which = ["largest", "second largest", "third largest"][rank];
         writeln!(
             out,
-            "largest points-to class: {} lvalues: {shown}{}",
+            "{which} points-to class: {} lvalues: {shown}{}",
             l.size,
             more_note(more)
         )?;
+        for m in l.merges.iter().take(limit) {
+            writeln!(out, "  merged {m}")?;
+        }
     }
     let rec = recursive_sccs(program, cg);
     for scc in rec.iter().take(limit) {

@@ -27,6 +27,7 @@ use rustc_hash::FxHashMap;
 
 use serde::Serialize;
 pub use signature::SignatureFilter;
+pub use solve::merges::{Cause as MergeCause, Merge};
 
 use crate::callgraph::IndirectCalls;
 use crate::ir::*;
@@ -148,6 +149,8 @@ pub struct PointsTo {
     pub callbacks: callbacks::CallbackTable,
     /// Per function, whether it may run at all ([`liveness`]).
     may_run: Vec<bool>,
+    /// Unifications of two large classes, by final class ([`Merge`]).
+    merges: Vec<Merge>,
     pub stats: PtaStats,
 }
 
@@ -347,6 +350,24 @@ impl PointsTo {
             .iter()
             .map(|(&c, &n)| (c, n))
             .max_by_key(|&(c, n)| (n, std::cmp::Reverse(c)))
+    }
+
+    /// The `n` classes with the most program lvalues, largest first, with their sizes.
+    pub fn largest_classes(&self, n: usize) -> Vec<(u32, usize)> {
+        let mut classes: Vec<(u32, usize)> =
+            self.class_size.iter().map(|(&c, &n)| (c, n)).collect();
+        classes.sort_unstable_by_key(|&(c, size)| (std::cmp::Reverse(size), c));
+        classes.truncate(n);
+        classes
+    }
+
+    /// The unifications of two large classes that built `class`, the most balanced first (its
+    /// smaller side largest): the constraints that made it big.
+    pub fn merges_into(&self, class: u32) -> Vec<&Merge> {
+        let c = self.class(class);
+        let mut merges: Vec<&Merge> = self.merges.iter().filter(|m| m.root == c).collect();
+        merges.sort_by_key(|m| std::cmp::Reverse(m.sizes.1));
+        merges
     }
 
     /// Functions a call through `callee` (a function pointer value in `caller`) may reach.

@@ -9,7 +9,10 @@ use crate::link::Program;
 use crate::models::{Model, Models};
 
 mod external;
+pub mod merges;
 mod typed_reach;
+
+use merges::Cause;
 
 struct Solver<'p> {
     p: PointsTo,
@@ -34,6 +37,8 @@ struct Solver<'p> {
     handed_records: Vec<RecordId>,
     /// The memory unknown externals see ([`Solver::unknown_memory`]), once one is called.
     world: Option<u32>,
+    /// Which constraints joined large classes.
+    trace: merges::MergeTrace,
 }
 
 /// Whether parameter `i` of the body-less function `g` may carry a function to call back, by
@@ -111,7 +116,11 @@ pub(super) fn solve(
         handed: Vec::new(),
         handed_records: Vec::new(),
         world: None,
+        trace: merges::MergeTrace::default(),
     };
+    for &o in &s.p.origin {
+        s.trace.add_node(o);
+    }
     s.p.callbacks = super::callbacks::CallbackTable::new(&s.models);
     for (i, f) in program.functions.iter().enumerate() {
         let fid = FuncId(i as u32);
@@ -124,6 +133,7 @@ pub(super) fn solve(
             let ret = s.p.return_node(fid);
             let node = s.p.function_node(fid);
             let rest = s.node(Origin::Fresh);
+            s.trace.cause = Some(Cause::Signature(fid));
             s.set_lam(node, Lam { args, ret, rest });
         }
     }
@@ -131,10 +141,10 @@ pub(super) fn solve(
     for (i, g) in program.globals.iter().enumerate() {
         // Initializers run in no function; their lvalues name only globals.
         let no_fn = FuncId(u32::MAX);
+        s.trace.cause = Some(Cause::GlobalInit(GlobalId(i as u32)));
         for ins in &g.global.init {
             s.instr(no_fn, ins);
         }
-        let _ = i;
     }
     for (i, f) in program.functions.iter().enumerate() {
         let fid = FuncId(i as u32);
@@ -147,9 +157,15 @@ pub(super) fn solve(
         if let Some(body) = &f.body {
             for b in &body.blocks {
                 for ins in &b.instrs {
+                    s.trace.cause = Some(Cause::Instr(fid, ins.loc()));
                     s.instr(fid, ins);
                 }
-                if let Terminator::Return { value: Some(e), .. } = &b.term {
+                if let Terminator::Return {
+                    value: Some(e),
+                    loc,
+                } = &b.term
+                {
+                    s.trace.cause = Some(Cause::Instr(fid, *loc));
                     if let Some(v) = s.val(fid, e) {
                         let r = s.pts(s.p.return_node(fid));
                         s.join(r, v);
@@ -164,6 +180,7 @@ pub(super) fn solve(
         s.unknown_calls.clear();
     }
     s.bind_unknown_callbacks();
+    s.trace.cause = Some(Cause::UnknownMemory);
     s.members_to_unknown_memory();
     s.finish(world.closed)
 }
@@ -225,6 +242,7 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
         slots: Default::default(),
         callbacks: Default::default(),
         may_run: Vec::new(),
+        merges: Vec::new(),
         stats: PtaStats::default(),
     }
 }
@@ -250,6 +268,7 @@ impl Solver<'_> {
     }
 
     fn node(&mut self, origin: Origin) -> u32 {
+        self.trace.add_node(origin);
         self.p.origin.push(origin);
         self.p.pts.push(NONE);
         self.p.lam.push(NONE);
@@ -330,9 +349,10 @@ impl Solver<'_> {
             }
             let (pa, pb) = (self.p.pts[ra as usize], self.p.pts[rb as usize]);
             let (la, lb) = (self.p.lam[ra as usize], self.p.lam[rb as usize]);
-            let Some((root, _)) = self.p.uf.union(ra, rb) else {
+            let Some((root, child)) = self.p.uf.union(ra, rb) else {
                 continue;
             };
+            self.trace.union(root, child, &self.p.origin);
             self.p.stats.unifications += 1;
             self.p.pts[root as usize] = match (pa, pb) {
                 (NONE, x) | (x, NONE) => x,
@@ -604,6 +624,7 @@ impl Solver<'_> {
             let mut by_record: FxHashMap<RecordId, std::rc::Rc<Vec<FuncId>>> = FxHashMap::default();
             let mut changed = false;
             for call in &mut calls {
+                self.trace.cause = Some(Cause::UnknownCallback(call.caller, call.loc));
                 for (i, v) in call.args.clone().into_iter().enumerate() {
                     let Some(v) = v else { continue };
                     let root = self.p.uf.find(v);
@@ -744,6 +765,10 @@ impl Solver<'_> {
         p.stats.classes = (0..n).filter(|&i| p.uf.find_const(i) == i).count();
         p.stats.largest_class = p.class_size.values().copied().max().unwrap_or(0);
         p.thread_args = p.thread_args.iter().map(|&t| p.uf.find_const(t)).collect();
+        p.merges = std::mem::take(&mut self.trace.merges);
+        for m in &mut p.merges {
+            m.root = p.uf.find_const(m.root);
+        }
         p
     }
 }

@@ -630,3 +630,44 @@ fn a_call_is_described_by_the_slot_it_loads_from() {
         "through member ops3.cb (open: copied from a local of set3, unknown value stored)"
     );
 }
+
+#[test]
+fn dead_calls_hand_nothing_to_unknown_code() {
+    // `held` has no body: what a call hands it joins unknown code's memory, one class.
+    let classes_meet = |body: &str| {
+        let src =
+            format!("int a, b; int *pa = &a, *pb = &b; int held(int *); void f(void) {{ {body} }}");
+        let fx = Fixture::new(&src);
+        fx.target_of_global("pa") == fx.target_of_global("pb")
+    };
+    assert!(classes_meet("held(pa); held(pb);"));
+    // `RCU_LOCKDEP_WARN` without lockdep, a configuration switch that is off, a size test.
+    assert!(!classes_meet(
+        "do { } while (0 && held(pa)); if (0) held(pb); if (sizeof(int) == 2) held(pa);"
+    ));
+}
+
+#[test]
+fn the_constraint_joining_two_large_classes_is_named() {
+    // `pa`'s and `pb`'s targets grow one variable at a time; `bridge` joins the two classes.
+    let n = 70;
+    let decls: String = (0..n).map(|i| format!("int a{i}, b{i}; ")).collect();
+    let stores: String = (0..n)
+        .map(|i| format!("pa = &a{i}; pb = &b{i}; "))
+        .collect();
+    let src = format!(
+        "{decls} int *pa, *pb; void grow(void) {{ {stores} }}\nvoid bridge(void) {{ pa = pb; }}"
+    );
+    let fx = Fixture::new(&src);
+    let class = fx.target_of_global("pa").unwrap();
+    let merges = fx.pta.merges_into(class);
+    assert_eq!(merges.len(), 1, "{merges:?}");
+    assert_eq!(merges[0].sizes, (n, n));
+    match merges[0].cause {
+        MergeCause::Instr(f, loc) => {
+            assert_eq!(f, fx.func("bridge"));
+            assert_eq!(loc.line, 2);
+        }
+        other => panic!("caused by {other:?}"),
+    }
+}

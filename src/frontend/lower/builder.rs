@@ -141,7 +141,8 @@ impl FnBuilder {
         self.new_block()
     }
 
-    /// Finishes the CFG: open blocks return, every `goto *p` may reach every address-taken label.
+    /// Finishes the CFG: open blocks return, every `goto *p` may reach every address-taken label,
+    /// and blocks no path reaches are emptied.
     pub fn finish(mut self, loc: Loc) -> (Vec<Block>, Vec<Local>, Vec<LocalId>) {
         if self.cur.is_some() {
             self.terminate(Terminator::Return { value: None, loc });
@@ -156,6 +157,29 @@ impl FnBuilder {
                 t.extend(extra);
             }
         }
+        self.empty_dead_blocks();
         (self.blocks, self.locals, self.params)
+    }
+
+    /// Empties the blocks no path from the entry reaches: the arm of a constant branch, code after
+    /// a `return`. The compiler removes them, and the flow-insensitive analyses (points-to, call
+    /// graph) would otherwise see their calls and assignments. Block numbers stay as they are.
+    fn empty_dead_blocks(&mut self) {
+        let mut live = vec![false; self.blocks.len()];
+        let mut stack = vec![BlockId(0)];
+        // A label whose address is taken may be jumped to from anywhere (`goto *p`, `asm goto`).
+        stack.extend(self.address_taken_labels.iter().copied());
+        while let Some(b) = stack.pop() {
+            match live.get_mut(b.index()) {
+                Some(seen) if !*seen => *seen = true,
+                _ => continue,
+            }
+            stack.extend(crate::dataflow::successors(&self.blocks[b.index()].term));
+        }
+        for (block, live) in self.blocks.iter_mut().zip(live) {
+            if !live {
+                *block = Block::default();
+            }
+        }
     }
 }

@@ -9,6 +9,17 @@ use crate::ir::types::{IntKind, TypeKind};
 use crate::ir::TypeId;
 
 impl Lower<'_, '_> {
+    /// The value of a branch's condition if it is an integer constant expression whose value
+    /// does not rest on a `__builtin_constant_p` of a non-constant (which GCC may evaluate to 1
+    /// after inlining: both arms can run). The compiler removes the other arm, so no analysis
+    /// should see it: `if (IS_ENABLED(CONFIG_X))`, `do { } while (0 && (c))`, `switch (sizeof(x))`.
+    pub fn branch_constant(&mut self, e: ExprId) -> Option<i128> {
+        let before = std::mem::take(&mut self.guessed_constant_p);
+        let v = self.const_eval(e);
+        let guessed = std::mem::replace(&mut self.guessed_constant_p, before);
+        v.filter(|_| !guessed)
+    }
+
     /// The value of an integer constant expression, or `None` if it is not one we can fold.
     pub fn const_eval(&mut self, e: ExprId) -> Option<i128> {
         let expr = self.ast.exprs[e];
@@ -147,7 +158,11 @@ impl Lower<'_, '_> {
         };
         let args = self.ast.expr_lists.get(args).to_vec();
         match (self.interner.get(s), args.as_slice()) {
-            ("__builtin_constant_p", [a]) => Some(self.const_eval(*a).is_some() as i128),
+            ("__builtin_constant_p", [a]) => {
+                let constant = self.const_eval(*a).is_some();
+                self.guessed_constant_p |= !constant;
+                Some(constant as i128)
+            }
             ("__builtin_expect", [a, _]) => self.const_eval(*a),
             ("__builtin_ffs" | "__builtin_ffsl" | "__builtin_ffsll", [a]) => {
                 let v = self.const_eval(*a)? as u64;

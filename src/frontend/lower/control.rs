@@ -317,6 +317,11 @@ impl Lower<'_, '_> {
                 self.cond(b, yes, no)
             }
             _ => {
+                if let Some(v) = self.branch_constant(e) {
+                    // The other arm is dead: `FnBuilder::finish` empties it.
+                    self.fb().goto(if v != 0 { yes } else { no });
+                    return Ok(());
+                }
                 let (v, _) = self.rvalue(e)?;
                 let loc = self.loc(expr.span.lo);
                 self.fb().terminate(Terminator::Branch {

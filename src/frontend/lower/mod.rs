@@ -129,6 +129,9 @@ pub(crate) struct Lower<'a, 'n> {
     /// While computing a type (`typeof`, `sizeof`, `__auto_type`): lower without side effects
     /// on the unit (no address-taken marks, no globals for temporaries).
     pub probing: bool,
+    /// Set when `__builtin_constant_p` of a non-constant folded to 0: GCC may still find it
+    /// constant after inlining, so a branch on the result is not folded ([`Lower::branch_constant`]).
+    pub guessed_constant_p: bool,
 }
 
 /// Marker for a construct that could not be lowered; a diagnostic has been recorded.
@@ -148,6 +151,7 @@ impl<'a, 'n> Lower<'a, 'n> {
             fb: None,
             static_init: false,
             outer_fb: None,
+            guessed_constant_p: false,
             probing: false,
         }
     }

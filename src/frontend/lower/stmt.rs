@@ -219,6 +219,7 @@ impl Lower<'_, '_> {
     }
 
     fn switch(&mut self, v: crate::frontend::ast::ExprId, body: StmtId, loc: Loc) -> LResult<()> {
+        let constant = self.branch_constant(v);
         let (value, _) = self.rvalue(v)?;
         let head = match self.fb().cur {
             Some(b) => b,
@@ -243,11 +244,20 @@ impl Lower<'_, '_> {
         });
         self.fb().start(exit);
         let default = ctx.default.unwrap_or(exit);
-        self.fb().blocks[head.index()].term = Terminator::Switch {
-            value,
-            cases: ctx.cases,
-            default,
-            loc,
+        self.fb().blocks[head.index()].term = match constant {
+            // `switch (sizeof(x))`: only the matching case runs (the others are emptied).
+            Some(v) => Terminator::Goto(
+                ctx.cases
+                    .iter()
+                    .find(|c| c.lo <= v && v <= c.hi)
+                    .map_or(default, |c| c.target),
+            ),
+            None => Terminator::Switch {
+                value,
+                cases: ctx.cases,
+                default,
+                loc,
+            },
         };
         Ok(())
     }
