@@ -180,8 +180,14 @@ pub(super) fn solve(
         s.unknown_calls.clear();
     }
     s.bind_unknown_callbacks();
-    s.trace.cause = Some(Cause::UnknownMemory);
-    s.members_to_unknown_memory();
+    if !world.closed {
+        // In a whole program, code without a body is assembly (or a call the compiler
+        // removes): it may hand back what it is handed (`__switch_to_asm` returns `prev`), but
+        // stores no pointer into the members of the records it is handed, nor reads one there
+        // to hand back (it copies pages and user buffers, computes checksums, enters firmware).
+        s.trace.cause = Some(Cause::UnknownMemory);
+        s.members_to_unknown_memory();
+    }
     s.finish(world.closed)
 }
 
