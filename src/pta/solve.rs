@@ -8,6 +8,7 @@ use crate::ir::*;
 use crate::link::Program;
 use crate::models::{Model, Models};
 
+mod asm;
 mod external;
 pub mod merges;
 mod typed_reach;
@@ -506,11 +507,14 @@ impl Solver<'_> {
                 args,
                 loc,
             } => self.call(f, dst.as_ref(), callee, args, *loc),
-            Instr::Asm { inputs, .. } => {
+            Instr::Asm {
+                outputs, inputs, ..
+            } => {
                 // A function handed to `asm` may be called from it.
                 for g in inputs.iter().filter_map(Expr::named_function) {
                     self.take_address(g);
                 }
+                self.asm(f, outputs, inputs);
             }
         }
     }

@@ -207,7 +207,7 @@ fn points_to_data(program: &Program, f: FuncId, e: &Expr) -> bool {
 
 /// `long`, `unsigned long`, `intptr_t`: an unknown function may return an address as one,
 /// which the program casts back to a pointer.
-fn pointer_sized_integer(types: &crate::ir::types::TypeTable, t: TypeId) -> bool {
+pub(super) fn pointer_sized_integer(types: &crate::ir::types::TypeTable, t: TypeId) -> bool {
     use crate::ir::types::{IntKind, TypeKind};
     matches!(
         types.kind(t),
