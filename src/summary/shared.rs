@@ -19,6 +19,12 @@
 //!   caller inherits the references of its callees ([`Summary::shared`]) instead of copying
 //!   their accesses.
 //!
+//! The set is coarsened (paths merged per representative and member, locksets joined) only past
+//! [`MAX_SHARED_ACCESSES`]: it is stored once, so each access keeps its own path, lockset and
+//! sites (the kernel's set is below the bound; coarsened at 2,000 accesses, as summaries are,
+//! it joined the locksets of every access to one member of one class, and kept only the first
+//! sites of each).
+//!
 //! What is lost, and in which direction: a shared access is guarded only by the locks its own
 //! member holds — locks held by its callers (inside or above the SCC) are not applied, and its
 //! phase is `Threaded` (not ordered by `main`'s thread creations). That can only add warnings.
@@ -26,7 +32,12 @@
 
 use std::sync::Arc;
 
-use super::access::{AccessSet, AccessTables, AccessView, GuardedAccess, MAX_ACCESSES};
+use super::access::{AccessSet, AccessTables, AccessView, GuardedAccess};
+
+/// A shared set is coarsened past this many accesses. It is stored once and referred to, not
+/// copied into callers as a summary's accesses are ([`super::access::MAX_ACCESSES`]), so it
+/// can keep each access's own path and lockset much longer.
+pub const MAX_SHARED_ACCESSES: usize = 1 << 20;
 use super::path::Classes;
 use super::threads::Phase;
 use super::Summary;
@@ -94,7 +105,7 @@ impl SharedAccesses {
                 }
             }
         }
-        let coarsened = set.len() > MAX_ACCESSES;
+        let coarsened = set.len() > MAX_SHARED_ACCESSES;
         if coarsened {
             // Every path is entry-independent now: any member's view of classes will do.
             let classes = Classes {
