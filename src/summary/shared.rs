@@ -21,9 +21,8 @@
 //!
 //! The set is coarsened (paths merged per representative and member, locksets joined) only past
 //! [`MAX_SHARED_ACCESSES`]: it is stored once, so each access keeps its own path, lockset and
-//! sites (the kernel's set is below the bound; coarsened at 2,000 accesses, as summaries are,
-//! it joined the locksets of every access to one member of one class, and kept only the first
-//! sites of each).
+//! sites (coarsened at 2,000 accesses, as summaries are, the kernel's set joined the locksets of
+//! every access to one member of one class, and kept only the first sites of each).
 //!
 //! What is lost, and in which direction: a shared access is guarded only by the locks its own
 //! member holds — locks held by its callers (inside or above the SCC) are not applied, and its
