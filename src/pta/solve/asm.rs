@@ -11,26 +11,37 @@
 //! The model: the operands of one `asm` that can carry a pointer — pointers and pointer-sized
 //! integers, outputs and inputs; for an input `&v`, `v`'s value as well as its address — may
 //! exchange their values. Their values are unified into one class. Integers narrower than a
-//! pointer carry none (LP64).
+//! pointer carry none (LP64), and when a pointer is handed in, an integer input beside it is an
+//! offset added to it (`this_cpu_ptr`: `this_cpu_off`), as in pointer arithmetic.
 
 use super::Solver;
 use crate::ir::*;
 
 impl Solver<'_> {
     pub(super) fn asm(&mut self, f: FuncId, outputs: &[Lval], inputs: &[Expr]) {
-        let mut values = Vec::new();
+        // Pointer inputs, else pointer-sized integer ones: when a pointer is handed in, an
+        // integer beside it is an offset (`this_cpu_ptr`'s `this_cpu_off`), as in `p + i`.
+        let (mut pointers, mut integers) = (Vec::new(), Vec::new());
         for e in inputs {
             if let Expr::AddrOf(lv) = e {
                 if self.may_carry_pointer(super::super::signature::lval_type(self.program, f, lv)) {
-                    values.extend(self.val(f, &Expr::Load(lv.clone())));
+                    pointers.extend(self.val(f, &Expr::Load(lv.clone())));
                 }
             }
             let ty = super::super::signature::pointer_type(self.program, f, e);
-            let address = matches!(e, Expr::AddrOf(_) | Expr::StartOf(_));
-            if address || self.may_carry_pointer(ty) {
-                values.extend(self.val(f, e));
+            let pointer = matches!(e, Expr::AddrOf(_) | Expr::StartOf(_))
+                || ty.is_some_and(|t| self.program.types.pointee(t).is_some());
+            if pointer {
+                pointers.extend(self.val(f, e));
+            } else if self.may_carry_pointer(ty) {
+                integers.extend(self.val(f, e));
             }
         }
+        let values = if pointers.is_empty() {
+            integers
+        } else {
+            pointers
+        };
         let mut carriers = Vec::new();
         for lv in outputs {
             if self.may_carry_pointer(super::super::signature::lval_type(self.program, f, lv)) {
@@ -55,6 +66,8 @@ impl Solver<'_> {
     /// (an unknown type may).
     fn may_carry_pointer(&self, t: Option<TypeId>) -> bool {
         let types = &self.program.types;
-        t.is_none_or(|t| types.pointee(t).is_some() || super::external::pointer_sized_integer(types, t))
+        t.is_none_or(|t| {
+            types.pointee(t).is_some() || super::external::pointer_sized_integer(types, t)
+        })
     }
 }
