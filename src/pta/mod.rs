@@ -408,7 +408,8 @@ impl PointsTo {
         let mut functions = self.member_functions(record, name);
         if let Some(shape) = member_shape(program, record, name) {
             functions.retain(|&f| {
-                self.accepts(f, shape.len()) && self.signatures.accepts(f, Some(&shape))
+                self.accepts(f, signature::arity(&shape))
+                    && self.signatures.accepts(f, Some(&shape))
             });
         }
         match self.slots.member_stores(program, record, name) {

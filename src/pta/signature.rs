@@ -11,8 +11,10 @@
 //! Parameters are compared by [`Param`] class: two pointers to records must name the same record
 //! (by tag: the linker may keep two definitions of one tag); `void *` matches `void *` and
 //! other pointers (`char *`, function pointers, pointers to pointers), which match each other,
-//! but not a pointer to a record; integers match integers, floating types floating types; a
-//! pointer does not match an integer. Aggregates by value, vectors and unprototyped types match
+//! but not a pointer to a record; integers match integers of their size (an enum any integer),
+//! floating types floating types; a pointer does not match an integer. Results are compared the
+//! same way, `void` matching only `void` (C11 6.7.6.3p15 requires compatible return types; the
+//! kernel's CFI hashes them). Aggregates by value, vectors and unprototyped types match
 //! anything. A function whose address is cast to a function-pointer type of another shape
 //! (`(void (*)(void *))kfree`) is also a target of calls through that shape: the program calls
 //! it through that type.
@@ -21,7 +23,8 @@
 //! through a pointer to a function type incompatible with the function's is undefined (C11
 //! 6.5.2.2p9, 6.3.2.3p8; the kernel's CFI traps on it). With [`SignatureFilter::Loose`]
 //! (`--loose-signatures`) a `void *` parameter matches a pointer to a record too, for code
-//! that stores `(void *)f` and calls it through a `void *`-taking type. What is left unsound,
+//! that stores `(void *)f` and calls it through a `void *`-taking type, results are not
+//! compared and integers of any size match. What is left unsound,
 //! as in MLTA: a pointer cast from one function type to another after it left the function's
 //! name (`(T)p`).
 
@@ -56,15 +59,23 @@ pub enum Param {
     VoidPointer,
     /// Any other pointer.
     Pointer,
-    /// Integers, enums, `_Bool`.
-    Integer,
+    /// Integers and `_Bool`, by size in bytes: integers of two sizes are never compatible. An
+    /// enum (`0`: its size is the implementation's choice) matches every integer.
+    Integer(u8),
     Floating,
+    /// A `void` result.
+    Void,
     /// Anything else (aggregates by value, vectors, unknown types): matches every class.
     Other,
 }
 
-/// The parameters of a function type.
+/// The result, then the parameters, of a function type.
 pub type Shape = Box<[Param]>;
+
+/// The number of parameters of a shape (its first position is the result).
+pub fn arity(shape: &[Param]) -> usize {
+    shape.len().saturating_sub(1)
+}
 
 /// The shape of a function type or of a pointer to one; `None` if `ty` is neither, or is not
 /// prototyped.
@@ -75,23 +86,39 @@ pub fn shape_of(types: &TypeTable, ty: TypeId) -> Option<Shape> {
     };
     match types.kind(fty) {
         TypeKind::Function {
+            ret,
             params,
             prototyped: true,
             ..
-        } => Some(params.iter().map(|&p| param(types, p)).collect()),
+        } => Some(
+            std::iter::once(*ret)
+                .chain(params.iter().copied())
+                .map(|t| param(types, t))
+                .collect(),
+        ),
         _ => None,
     }
 }
 
 fn param(types: &TypeTable, ty: TypeId) -> Param {
+    use crate::ir::types::IntKind;
     match types.kind(ty) {
         TypeKind::Pointer(p) => match (types.kind(*p), types.as_record(*p)) {
             (_, Some(r)) => Param::Record(Tag::of(types, r)),
             (TypeKind::Void, _) => Param::VoidPointer,
             _ => Param::Pointer,
         },
-        TypeKind::Bool | TypeKind::Int { .. } | TypeKind::Enum { .. } => Param::Integer,
+        TypeKind::Bool => Param::Integer(1),
+        TypeKind::Int { kind, .. } => Param::Integer(match kind {
+            IntKind::Char => 1,
+            IntKind::Short => 2,
+            IntKind::Int => 4,
+            IntKind::Long | IntKind::LongLong => 8,
+            IntKind::Int128 => 16,
+        }),
+        TypeKind::Enum { .. } => Param::Integer(0),
         TypeKind::Float(_) => Param::Floating,
+        TypeKind::Void => Param::Void,
         _ => Param::Other,
     }
 }
@@ -108,13 +135,16 @@ pub enum SignatureFilter {
     Strict,
 }
 
-/// Whether two shapes can describe the same call: every position agrees (see [`Param`]).
+/// Whether two shapes can describe the same call: the results and every parameter agree (see
+/// [`Param`]). Loosely, results are not compared, nor integers' sizes.
 pub fn compatible(a: &[Param], b: &[Param], filter: SignatureFilter) -> bool {
     let loose = filter == SignatureFilter::Loose;
-    a.iter().zip(b).all(|(x, y)| match (x, y) {
+    let skip = loose as usize;
+    a.iter().zip(b).skip(skip).all(|(x, y)| match (x, y) {
         (Param::Record(x), Param::Record(y)) => x == y,
         (Param::VoidPointer, Param::Record(_)) | (Param::Record(_), Param::VoidPointer) => loose,
         (Param::VoidPointer | Param::Pointer, Param::Pointer | Param::VoidPointer) => true,
+        (Param::Integer(x), Param::Integer(y)) => loose || x == y || *x == 0 || *y == 0,
         (Param::Other, _) | (_, Param::Other) => true,
         (x, y) => x == y,
     })

@@ -369,29 +369,42 @@ fn indirect_targets_are_filtered_by_signature() {
         void on_void(void *x) {}
         void on_int(long x) {}
         void on_str(char *x) {}
+        void on_short(short x) {}
+        enum e { E0 };
+        void on_enum(enum e x) {}
+        int ret_int(long x) { return 0; }
         void *slot;
         void set(int c) {
             slot = c == 0 ? (void *)on_a : c == 1 ? (void *)on_b : (void *)on_void;
             slot = c == 2 ? (void *)on_int : (void *)on_str;
+            slot = c == 3 ? (void *)on_short : c == 4 ? (void *)ret_int : (void *)on_enum;
         }
         void call_a(void) { ((void (*)(struct a *))slot)(0); }
         void call_void(void) { ((void (*)(void *))slot)(0); }
         void call_int(void) { ((void (*)(long))slot)(0); }
+        void call_ret_int(void) { ((int (*)(long))slot)(0); }
         void call_str(void) { ((void (*)(char *))slot)(0); }
         void call_untyped(void) { void (*f)() = slot; f(0); }";
-    // C's compatibility: `void *` is not `struct a *`.
+    // C's compatibility: `void *` is not `struct a *`; a `long` is not a `short`, nor a
+    // `void` result an `int` one; an enum may be any integer.
     let fx = Fixture::new(src);
     assert_eq!(target_names(&fx, "call_a"), ["on_a"]);
     assert_eq!(target_names(&fx, "call_void"), ["on_str", "on_void"]);
-    assert_eq!(target_names(&fx, "call_int"), ["on_int"]);
+    assert_eq!(target_names(&fx, "call_int"), ["on_enum", "on_int"]);
+    assert_eq!(target_names(&fx, "call_ret_int"), ["ret_int"]);
     assert_eq!(target_names(&fx, "call_str"), ["on_str", "on_void"]);
     assert_eq!(
         target_names(&fx, "call_untyped").len(),
-        5,
+        8,
         "unprototyped: all"
     );
-    // `--loose-signatures`: `void *` matches a pointer to any struct.
+    // `--loose-signatures`: `void *` matches a pointer to any struct; results and integer
+    // sizes are not compared.
     let fx = Fixture::filtered(src, crate::pta::SignatureFilter::Loose);
+    assert_eq!(
+        target_names(&fx, "call_int"),
+        ["on_enum", "on_int", "on_short", "ret_int"]
+    );
     assert_eq!(target_names(&fx, "call_a"), ["on_a", "on_void"]);
     assert_eq!(
         target_names(&fx, "call_void"),
