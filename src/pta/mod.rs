@@ -505,7 +505,9 @@ impl PointsTo {
         if let Some(f) = e.named_function() {
             return vec![f];
         }
-        match args.or_else(|| signature::call_shape(program, caller, e).map(|s| s.len())) {
+        match args
+            .or_else(|| signature::call_shape(program, caller, e).map(|s| signature::arity(&s)))
+        {
             Some(n) => self.targets(program, caller, e, n).unwrap_or_default(),
             None => self.call_targets(caller, e),
         }
