@@ -86,6 +86,9 @@ pub struct VarFlags {
     pub thread_local: bool,
     pub atomic: bool,
     pub volatile: bool,
+    /// A trampoline's key ([`crate::link::trampolines`]): a call through its member is patched
+    /// code (the kernel's static calls), which loads nothing from the key.
+    pub call_key: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

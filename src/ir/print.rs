@@ -426,6 +426,7 @@ fn flags(f: VarFlags) -> String {
         (f.thread_local, "thread"),
         (f.atomic, "atomic"),
         (f.volatile, "volatile"),
+        (f.call_key, "call-key"),
     ] {
         if on {
             s.push_str(if s.is_empty() { " [" } else { ", " });

@@ -285,6 +285,7 @@ fn or_flags(a: VarFlags, b: VarFlags) -> VarFlags {
         thread_local: a.thread_local || b.thread_local,
         atomic: a.atomic || b.atomic,
         volatile: a.volatile || b.volatile,
+        call_key: a.call_key || b.call_key,
     }
 }
 

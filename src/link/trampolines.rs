@@ -4,6 +4,10 @@
 //! slots, the call graph and the summaries all see one indirect call, filtered like any other
 //! by the trampoline's declared type.
 //!
+//! The key is flagged ([`crate::ir::VarFlags::call_key`]): the patched call loads nothing from
+//! it, so the call records no read of the member (`__static_call_update`'s write of
+//! `key->func` would pair with every `static_call()` site).
+//!
 //! Only body-less trampolines are rewritten (a C definition of the name is what it says), and
 //! only when the program declares the key global with that member; the others stay unknown
 //! externals.
@@ -66,6 +70,9 @@ fn trampoline_callees(
             continue;
         };
         found.push((FuncId(i as u32), *key, offsets));
+    }
+    for &(_, key, _) in &found {
+        program.globals[key.index()].global.flags.call_key = true;
     }
     found
         .into_iter()

@@ -136,6 +136,7 @@ impl Lower<'_, '_> {
             thread_local: specs.quals.has(ast::Quals::THREAD_LOCAL),
             atomic: q.has(Quals::ATOMIC),
             volatile: q.has(Quals::VOLATILE),
+            call_key: false,
         }
     }
 

@@ -25,7 +25,9 @@ impl FnAnalysis<'_> {
         loc: Loc,
         sink: &mut Option<&mut Collector>,
     ) {
-        self.reads(st, callee, loc, sink);
+        if !self.patched_call(callee) {
+            self.reads(st, callee, loc, sink);
+        }
         for a in args {
             self.reads(st, a, loc, sink);
         }
@@ -113,6 +115,20 @@ impl FnAnalysis<'_> {
     }
 
     /// The lockset and thread state after calling `g`, and the call's value.
+    /// A call through a trampoline key's member ([`crate::ir::VarFlags::call_key`]): patched
+    /// code, no load.
+    fn patched_call(&self, callee: &Expr) -> bool {
+        let mut e = callee;
+        while let Expr::Cast(_, inner) = e {
+            e = inner;
+        }
+        let Expr::Load(lv) = e else {
+            return false;
+        };
+        matches!(lv.host, Host::Var(VarRef::Global(g))
+            if self.ctx.program.globals[g.index()].global.flags.call_key)
+    }
+
     fn apply_callee(
         &self,
         st: &State,
