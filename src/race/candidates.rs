@@ -71,6 +71,8 @@ pub(super) enum Performers<'a> {
     Reaching {
         entries: Arc<[usize]>,
         witnesses: &'a [Witness],
+        /// The collapsed SCC (its name, [`crate::summary::SharedAccesses::scc`]).
+        scc: crate::ir::FuncId,
     },
 }
 
@@ -86,7 +88,9 @@ impl<'a> Performers<'a> {
     pub fn get(&self, i: usize) -> Performer<'a> {
         match self {
             Performers::Listed(l) => l[i],
-            Performers::Reaching { entries, witnesses } => Performer {
+            Performers::Reaching {
+                entries, witnesses, ..
+            } => Performer {
                 entry: entries[i],
                 witnesses,
             },
@@ -252,7 +256,7 @@ impl<'a> Candidates<'a> {
                     func: set.scc,
                 };
                 for a in set.accesses() {
-                    b.add(&classes, a, Addition::Reaching(performers));
+                    b.add(&classes, a, Addition::Reaching(performers, set.scc));
                 }
             }
         }
@@ -294,7 +298,7 @@ fn reaching_entries(
 /// collapsed SCC (one of the SCC's shared accesses).
 enum Addition<'l> {
     Own(usize),
-    Reaching(&'l Arc<[usize]>),
+    Reaching(&'l Arc<[usize]>, crate::ir::FuncId),
 }
 
 /// The groups and buckets being built.
@@ -325,7 +329,7 @@ impl<'a> Builder<'a, '_, '_> {
                     entry,
                     witnesses: a.witnesses,
                 }),
-                Addition::Reaching(list) => {
+                Addition::Reaching(list, _) => {
                     for &entry in list.iter() {
                         performers.add(Performer {
                             entry,
@@ -348,9 +352,10 @@ impl<'a> Builder<'a, '_, '_> {
                     entry,
                     witnesses: a.witnesses,
                 }]),
-                Addition::Reaching(list) => Performers::Reaching {
+                Addition::Reaching(list, scc) => Performers::Reaching {
                     entries: list.clone(),
                     witnesses: a.witnesses,
+                    scc,
                 },
             },
             once: Arc::from([]),

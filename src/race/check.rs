@@ -370,6 +370,12 @@ fn race<'a>(
 ) -> Pair<'a> {
     let side = |g: &Group<'a>, p: &Performer<'a>| Side {
         entry: cx.entries[p.entry].func,
+        collapsed: match &g.performers {
+            super::candidates::Performers::Reaching { entries, scc, .. } => {
+                Some((*scc, entries.len()))
+            }
+            super::candidates::Performers::Listed(_) => None,
+        },
         access: g.view(p),
         also: Vec::new(),
     };
@@ -786,6 +792,7 @@ mod tests {
                     Performers::Reaching {
                         entries: std::sync::Arc::from(*set),
                         witnesses: &witness,
+                        scc: FuncId(0),
                     }
                 } else {
                     Performers::Listed(

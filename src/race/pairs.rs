@@ -26,6 +26,9 @@ use crate::summary::{AccessView, Summaries};
 #[derive(Clone, Debug)]
 pub struct Side<'a> {
     pub entry: FuncId,
+    /// The access is one of a collapsed SCC's shared set: `entry` stands for every entry
+    /// reaching the SCC (its name, and how many entries reach it).
+    pub collapsed: Option<(FuncId, usize)>,
     pub access: AccessView<'a>,
     /// Sites of other accesses that race at the same pair of first sites (another lockset or
     /// entry, a widened summary's merged access): one warning names them all. Sorted.

@@ -128,6 +128,10 @@ impl<'a> ReportBuilder<'a> {
                 .map_or(caller, |f| self.program.function_name(f).to_string()),
             entry,
             entry_multiple: self.entries.iter().any(|e| e.func == s.entry && e.multiple),
+            collapsed_scc: s.collapsed.map(|(scc, entries)| report::CollapsedScc {
+                scc: self.program.function_name(scc).to_string(),
+                entries,
+            }),
             locks: a
                 .locks
                 .plus

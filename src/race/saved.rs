@@ -188,7 +188,8 @@ impl SavedRun {
             .collect::<Result<_>>()?;
         warnings.sort_by(report_order);
         let reported = warnings.iter().filter(|w| w.is_reported()).count();
-        let (family_entries, callback_warnings) = self.warnings_by_origin(&warnings);
+        let (family_entries, callback_warnings, collapsed_scc_warnings) =
+            self.warnings_by_origin(&warnings);
         Ok(Report {
             schema_version: report::SCHEMA_VERSION,
             tool: "relay".into(),
@@ -199,6 +200,7 @@ impl SavedRun {
                 thread_entries: self.thread_entries,
                 callback_entries: self.callback_entries.clone(),
                 callback_warnings,
+                collapsed_scc_warnings,
                 family_entries,
                 pairs_considered: stats.pairs.considered,
                 pairs_private_arg: stats.pairs.private_arg,
@@ -229,8 +231,13 @@ impl SavedRun {
 
 impl SavedRun {
     /// The family rows with the reported warnings that have an access from an entry of the
-    /// family, and the number of reported warnings with an access from a callback entry.
-    fn warnings_by_origin(&self, warnings: &[RaceWarning]) -> (Vec<report::FamilyEntries>, usize) {
+    /// family (a collapsed SCC's access counts for none: its entry is only one of many), and the
+    /// numbers of reported warnings with an access from a callback entry and with an access of
+    /// a collapsed SCC.
+    fn warnings_by_origin(
+        &self,
+        warnings: &[RaceWarning],
+    ) -> (Vec<report::FamilyEntries>, usize, usize) {
         let family_of = |entry: &str| {
             self.entry_families
                 .binary_search_by(|(e, _)| e.as_str().cmp(entry))
@@ -243,11 +250,13 @@ impl SavedRun {
             .map(|c| c.function.as_str())
             .collect();
         let mut per_family: FxHashMap<&str, usize> = FxHashMap::default();
-        let mut callback_warnings = 0;
+        let (mut callback_warnings, mut collapsed_warnings) = (0, 0);
         for w in warnings.iter().filter(|w| w.is_reported()) {
+            collapsed_warnings += w.accesses.iter().any(|a| a.collapsed_scc.is_some()) as usize;
             let mut families: Vec<&str> = w
                 .accesses
                 .iter()
+                .filter(|a| a.collapsed_scc.is_none())
                 .filter_map(|a| family_of(&a.entry))
                 .collect();
             families.sort_unstable();
@@ -268,7 +277,7 @@ impl SavedRun {
                 ..f.clone()
             })
             .collect();
-        (rows, callback_warnings)
+        (rows, callback_warnings, collapsed_warnings)
     }
 }
 
@@ -340,6 +349,7 @@ pub(crate) mod tests {
             call_path: Vec::new(),
             call_path_truncated: false,
             also_at: Vec::new(),
+            collapsed_scc: None,
         }
     }
 

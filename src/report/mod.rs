@@ -78,6 +78,20 @@ pub struct AccessSite {
     /// the same entry), sorted: each races with the other side as this one does.
     #[serde(default)]
     pub also_at: Vec<SourceLoc>,
+    /// The access is one of a collapsed recursive SCC's (analysed as one summary, README "Big
+    /// recursive SCCs"): `entry` is only one of the entries that reach the SCC.
+    /// (Always written: the findings cache stores reports with bincode, which needs every field.)
+    #[serde(default)]
+    pub collapsed_scc: Option<CollapsedScc>,
+}
+
+/// The collapsed SCC an access belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollapsedScc {
+    /// The SCC's name: its first function.
+    pub scc: String,
+    /// How many entries reach it.
+    pub entries: usize,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -114,6 +128,10 @@ pub struct RunStats {
     /// Reported warnings with an access from a callback entry.
     #[serde(default)]
     pub callback_warnings: usize,
+    /// Reported warnings with an access of a collapsed SCC (counted there, not under the family
+    /// of the one entry shown for it).
+    #[serde(default)]
+    pub collapsed_scc_warnings: usize,
     /// How many entries each entry family of the models found (`--entry-family`), by family.
     #[serde(default)]
     pub family_entries: Vec<FamilyEntries>,

@@ -34,6 +34,7 @@ pub(crate) fn warning(file: &str) -> RaceWarning {
                 }],
                 call_path_truncated: false,
                 also_at: vec![loc(file, 4, 5)],
+                collapsed_scc: None,
             },
             AccessSite {
                 lvalue: "dev->rx.count".to_string(),
@@ -58,6 +59,7 @@ pub(crate) fn warning(file: &str) -> RaceWarning {
                 ],
                 call_path_truncated: false,
                 also_at: vec![],
+                collapsed_scc: None,
             },
         ],
         filtered_by: vec![],
@@ -106,6 +108,7 @@ pub(crate) fn report(file: &str) -> Report {
                 warnings: 1,
             }],
             callback_warnings: 1,
+            collapsed_scc_warnings: 0,
             callback_entries: vec![crate::report::CallbackEntry {
                 function: "on_read".into(),
                 via: "event_set".into(),

@@ -224,7 +224,20 @@ pub(crate) fn describe(a: &AccessSite) -> String {
     } else {
         ""
     };
-    format!("{} in {} (thread {}{twice})", kind(a), a.function, a.entry)
+    let through = match &a.collapsed_scc {
+        Some(c) if c.entries > 1 => format!(
+            "; one of {} entries reaching the collapsed SCC of {}",
+            c.entries, c.scc
+        ),
+        Some(c) => format!("; through the collapsed SCC of {}", c.scc),
+        None => String::new(),
+    };
+    format!(
+        "{} in {} (thread {}{twice}{through})",
+        kind(a),
+        a.function,
+        a.entry
+    )
 }
 
 /// `read`, `write`, `atomic read`, `atomic write`.
@@ -430,6 +443,13 @@ pub fn render_summary(stats: &RunStats, out: &mut dyn Write) -> io::Result<()> {
             f.family, f.entries, f.warnings
         )?;
     }
+    if stats.collapsed_scc_warnings > 0 {
+        writeln!(
+            out,
+            "    a collapsed SCC's             in {} reported warning(s)",
+            stats.collapsed_scc_warnings
+        )?;
+    }
     writeln!(out, "  access pairs")?;
     let considered = stats.pairs_considered;
     for (label, n) in [
@@ -539,6 +559,27 @@ warning[data-race]: `rx_p->count` may be accessed concurrently without a common 
 "
         );
         assert_eq!(out, expected, "\n{out}");
+    }
+
+    #[test]
+    fn a_collapsed_scc_access_names_the_scc_and_is_counted_apart() {
+        let mut report = sample::report("/nonexistent/airo.c");
+        report.warnings[0].accesses[0].collapsed_scc = Some(crate::report::CollapsedScc {
+            scc: "printk".into(),
+            entries: 812,
+        });
+        report.stats.collapsed_scc_warnings = 1;
+        let out = text(&report, &mut SourceCache::new());
+        assert!(out.contains(
+            "(thread airo_thread, may run twice; one of 812 entries reaching the collapsed SCC of printk)"
+        ), "{out}");
+        let mut table = Vec::new();
+        render_summary(&report.stats, &mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert!(
+            table.contains("    a collapsed SCC's             in 1 reported warning(s)\n"),
+            "{table}"
+        );
     }
 
     #[test]
