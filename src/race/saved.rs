@@ -451,4 +451,50 @@ pub(crate) mod tests {
             "filtered warnings are not counted"
         );
     }
+
+    #[test]
+    fn a_collapsed_scc_access_counts_for_no_family() {
+        let mut run = run();
+        run.family_entries = vec![report::FamilyEntries {
+            family: "workqueue".into(),
+            entries: 2,
+            warnings: 0,
+        }];
+        run.entry_families = vec![
+            ("t".into(), "workqueue".into()),
+            ("u".into(), "workqueue".into()),
+        ];
+        // Both of t's accesses come from a collapsed SCC (t is only the entry shown for it):
+        // k1 (main, t) counts for no family, k2 (t, u) for u's.
+        run.warnings = [("k1", ["main", "t"], 9), ("k2", ["t", "u"], 5)]
+            .into_iter()
+            .map(|(key, entries, line)| {
+                let mut w = RaceWarning {
+                    key: key.into(),
+                    lvalue: "s.n".into(),
+                    group: String::new(),
+                    accesses: vec![site(entries[0], line), site(entries[1], line + 1)],
+                    filtered_by: Vec::new(),
+                    notes: Vec::new(),
+                };
+                for a in w.accesses.iter_mut().filter(|a| a.entry == "t") {
+                    a.collapsed_scc = Some(report::CollapsedScc {
+                        scc: "walk".into(),
+                        entries: 2,
+                    });
+                }
+                let facts = FilterFacts {
+                    entry_names: entries.map(String::from),
+                    ..Default::default()
+                };
+                SavedWarning::new(&w, "a".into(), "a".into(), facts)
+            })
+            .collect();
+        let stats = run
+            .report(&FilterConfig::default(), Group::Field, true)
+            .unwrap()
+            .stats;
+        assert_eq!(stats.family_entries[0].warnings, 1);
+        assert_eq!(stats.collapsed_scc_warnings, 2);
+    }
 }
