@@ -215,6 +215,36 @@ fn line_numbers_in_asm_inputs_do_not_change_a_body() {
 }
 
 #[test]
+fn line_numbers_in_call_arguments_do_not_change_a_body() {
+    // SQLite's `SQLITE_CORRUPT_BKPT` is `sqlite3CorruptError(__LINE__)`: a line added above
+    // `corrupt` changes that argument, of which the analyses read only that it is not zero.
+    let program = PROGRAM.replace(
+        "void unrelated(void) { z = 1; }",
+        "void unrelated(void) { z = 1; }\n\n\n\
+         int report(int line) { return line; }\n\
+         int corrupt(void) { z = 2; return report(__LINE__); }",
+    );
+    let program = program.replace(
+        "unrelated(); return a;",
+        "unrelated(); corrupt(); return a;",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let (p, cold) = run_edit(dir.path(), &store, &program);
+    assert!((0..p.functions.len()).any(|i| p.function_name(FuncId(i as u32)) == "corrupt"));
+    assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
+    let moved = program.replace("int x, y, z;", "int x, y, z;\n\n");
+    let (_, s) = run_edit(dir.path(), &store, &moved);
+    assert_eq!(analysed(&s), 0, "`corrupt`'s argument moved with its line");
+    // Zero is not any other constant: `report(0)` re-analyses `corrupt`, and its caller, since
+    // `corrupt` now returns zero.
+    let zero = program.replace("report(__LINE__)", "report(0)");
+    let (_, s) = run_edit(dir.path(), &store, &zero);
+    assert_eq!(analysed(&s), 2, "corrupt and its caller");
+}
+
+#[test]
 fn a_function_moved_past_another_reanalyses_everything() {
     // `both` names the write of x at two sites, ordered by location: reusing its summary
     // after `a` and `b` swap places would keep the old order. Function ids follow the order of

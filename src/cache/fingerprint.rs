@@ -97,6 +97,7 @@ pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
             let mut printer = program.printer();
             printer.relative_to = Some(body.loc);
             printer.hide_asm_constants = true;
+            printer.hide_call_constants = true;
             let text = printer.function(body);
             Some(KeyBuilder::new("body").str(&text).finish())
         })

@@ -33,6 +33,11 @@ pub struct Printer<'a> {
     /// the summaries cache keys bodies so, or a line added to a file would change every
     /// function with a `WARN_ON` below it.
     pub hide_asm_constants: bool,
+    /// Print nonzero integer constants passed as call arguments as `_`: the analyses read only
+    /// whether an argument's value is zero (the summaries' executor keeps an argument's integer
+    /// as zero or nonzero), and SQLite's `sqlite3CorruptError(__LINE__)`, the kernel's
+    /// `__might_sleep(__FILE__, __LINE__)` pass line numbers there.
+    pub hide_call_constants: bool,
 }
 
 impl Printer<'_> {
@@ -244,7 +249,15 @@ impl Printer<'_> {
             Instr::Call {
                 dst, callee, args, ..
             } => {
-                let args: Vec<String> = args.iter().map(|a| self.expr(f, a)).collect();
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|a| match a {
+                        Expr::Const(Const::Int(k)) if self.hide_call_constants && *k != 0 => {
+                            "_".into()
+                        }
+                        a => self.expr(f, a),
+                    })
+                    .collect();
                 let call = format!("{}({});", self.expr(f, callee), args.join(", "));
                 match dst {
                     Some(d) => format!("{} = {call}", self.lval(f, d)),

@@ -139,6 +139,7 @@ impl Program {
             function_name: Box::new(|f| self.function_label(f)),
             relative_to: None,
             hide_asm_constants: false,
+            hide_call_constants: false,
         }
     }
 

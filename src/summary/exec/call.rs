@@ -35,7 +35,16 @@ impl FnAnalysis<'_> {
             .ctx
             .pta
             .resolve(self.ctx.program, self.func, callee, args.len());
-        let actuals: Vec<SymVal> = args.iter().map(|a| self.eval(st, a)).collect();
+        // An integer argument is kept as zero or nonzero only: nothing reads more of it (a
+        // branch follows only trylock results), and the summaries cache keys bodies without
+        // nonzero constant arguments (`sqlite3CorruptError(__LINE__)`).
+        let actuals: Vec<SymVal> = args
+            .iter()
+            .map(|a| match self.eval(st, a) {
+                SymVal::Int(k) if k != 0 => SymVal::Int(1),
+                v => v,
+            })
+            .collect();
         let call = Call {
             args,
             actuals: &actuals,
