@@ -185,29 +185,42 @@ fn an_edit_reanalyses_the_function_and_only_the_callers_it_changes() {
     assert_eq!(analysed(&s), 0);
 }
 
+/// `PROGRAM` with `definition` (of function `name`, called after `unrelated()`) three lines
+/// below `unrelated`, analysed cold into a new cache; then a line added above it must
+/// re-analyse nothing. Returns the program's text, and its directory, cache and store for
+/// further edits.
+fn a_new_line_reanalyses_nothing(
+    definition: &str,
+    name: &str,
+) -> (String, tempfile::TempDir, tempfile::TempDir, Store) {
+    let program = PROGRAM.replace(
+        "void unrelated(void) { z = 1; }",
+        &format!("void unrelated(void) {{ z = 1; }}\n\n\n{definition}"),
+    );
+    let program = program.replace(
+        "unrelated(); return a;",
+        &format!("unrelated(); {name}(); return a;"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let (p, cold) = run_edit(dir.path(), &store, &program);
+    assert!((0..p.functions.len()).any(|i| p.function_name(FuncId(i as u32)) == name));
+    assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
+    let moved = program.replace("int x, y, z;", "int x, y, z;\n\n");
+    let (_, s) = run_edit(dir.path(), &store, &moved);
+    assert_eq!(analysed(&s), 0, "`{name}`'s constant moved with its line");
+    (program, dir, cache, store)
+}
+
 #[test]
 fn line_numbers_in_asm_inputs_do_not_change_a_body() {
     // The kernel's `WARN_ON` passes `__LINE__` to an `asm` as an `"i"` input: a line added
     // above `warns` changes that constant, which no analysis reads. (`warns` sits on line 11,
     // then 13: a `__LINE__` that gains a digit moves the columns after it.)
-    let program = PROGRAM.replace(
-        "void unrelated(void) { z = 1; }",
-        "void unrelated(void) { z = 1; }\n\n\n\
-         void warns(void) { asm volatile(\"# %c0\" : : \"i\" (__LINE__)); z = 2; }",
-    );
-    let program = program.replace("unrelated(); return a;", "unrelated(); warns(); return a;");
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
-    let (p, cold) = run_edit(dir.path(), &store, &program);
-    assert!((0..p.functions.len()).any(|i| p.function_name(FuncId(i as u32)) == "warns"));
-    assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
-    let moved = program.replace("int x, y, z;", "int x, y, z;\n\n");
-    let (_, s) = run_edit(dir.path(), &store, &moved);
-    assert_eq!(
-        analysed(&s),
-        0,
-        "`warns`'s asm constant moved with its line"
+    let (program, dir, _cache, store) = a_new_line_reanalyses_nothing(
+        "void warns(void) { asm volatile(\"# %c0\" : : \"i\" (__LINE__)); z = 2; }",
+        "warns",
     );
     // Any other constant is read: `z = 3` re-analyses `warns`.
     let (_, s) = run_edit(dir.path(), &store, &program.replace("z = 2;", "z = 3;"));
@@ -218,25 +231,11 @@ fn line_numbers_in_asm_inputs_do_not_change_a_body() {
 fn line_numbers_in_call_arguments_do_not_change_a_body() {
     // SQLite's `SQLITE_CORRUPT_BKPT` is `sqlite3CorruptError(__LINE__)`: a line added above
     // `corrupt` changes that argument, of which the analyses read only that it is not zero.
-    let program = PROGRAM.replace(
-        "void unrelated(void) { z = 1; }",
-        "void unrelated(void) { z = 1; }\n\n\n\
-         int report(int line) { return line; }\n\
+    let (program, dir, _cache, store) = a_new_line_reanalyses_nothing(
+        "int report(int line) { return line; }\n\
          int corrupt(void) { z = 2; return report(__LINE__); }",
+        "corrupt",
     );
-    let program = program.replace(
-        "unrelated(); return a;",
-        "unrelated(); corrupt(); return a;",
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
-    let (p, cold) = run_edit(dir.path(), &store, &program);
-    assert!((0..p.functions.len()).any(|i| p.function_name(FuncId(i as u32)) == "corrupt"));
-    assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
-    let moved = program.replace("int x, y, z;", "int x, y, z;\n\n");
-    let (_, s) = run_edit(dir.path(), &store, &moved);
-    assert_eq!(analysed(&s), 0, "`corrupt`'s argument moved with its line");
     // Zero is not any other constant: `report(0)` re-analyses `corrupt`, and its caller, since
     // `corrupt` now returns zero.
     let zero = program.replace("report(__LINE__)", "report(0)");

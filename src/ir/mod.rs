@@ -298,14 +298,19 @@ pub enum Expr {
 impl Expr {
     /// The function the expression names, through casts (`(void *)f`).
     pub fn named_function(&self) -> Option<FuncId> {
-        let mut e = self;
-        loop {
-            match e {
-                Expr::Func(FuncRef::Linked(g)) => return Some(*g),
-                Expr::Cast(_, inner) => e = inner,
-                _ => return None,
-            }
+        match self.strip_casts() {
+            Expr::Func(FuncRef::Linked(g)) => Some(*g),
+            _ => None,
         }
+    }
+
+    /// The expression under any casts.
+    pub fn strip_casts(&self) -> &Expr {
+        let mut e = self;
+        while let Expr::Cast(_, inner) = e {
+            e = inner;
+        }
+        e
     }
 }
 

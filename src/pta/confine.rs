@@ -165,7 +165,7 @@ impl SlotTargets {
         caller: FuncId,
         callee: &Expr,
     ) -> Option<&[FuncId]> {
-        let Expr::Load(lv) = strip_casts(callee) else {
+        let Expr::Load(lv) = callee.strip_casts() else {
             return None;
         };
         let slot = slot_of(program, caller, lv)?;
@@ -207,7 +207,7 @@ impl SlotTargets {
     /// holds: `through member ops.read (closed: 3 functions)`, `… (open: address taken)`; or
     /// `not through a slot`. For `relay callgraph`.
     pub fn describe_call(&self, program: &Program, caller: FuncId, callee: &Expr) -> String {
-        let slot = match strip_casts(callee) {
+        let slot = match callee.strip_casts() {
             Expr::Load(lv) => slot_of(program, caller, lv),
             _ => None,
         };
@@ -279,13 +279,6 @@ fn unseen_holds_nothing(closed_world: bool, slot: Slot) -> bool {
     closed_world && matches!(slot, Slot::Member(..))
 }
 
-fn strip_casts(mut e: &Expr) -> &Expr {
-    while let Expr::Cast(_, inner) = e {
-        e = inner;
-    }
-    e
-}
-
 /// Whether `ty` can hold a function's address: a function pointer, `void *` (the type of
 /// `cond ? f : NULL` and of generic callback slots), or an array (of arrays) of them.
 pub fn holds_function_pointers(types: &TypeTable, mut ty: TypeId) -> bool {
@@ -306,7 +299,7 @@ fn see_through(lv: &Lval) -> std::borrow::Cow<'_, Lval> {
     let Host::Mem(e) = &lv.host else {
         return std::borrow::Cow::Borrowed(lv);
     };
-    let Expr::AddrOf(inner) = strip_casts(e) else {
+    let Expr::AddrOf(inner) = e.strip_casts() else {
         return std::borrow::Cow::Borrowed(lv);
     };
     let mut merged = see_through(inner).into_owned();
@@ -446,7 +439,7 @@ impl Scan<'_> {
             Instr::Call {
                 dst, callee, args, ..
             } => {
-                let direct = match strip_casts(callee) {
+                let direct = match callee.strip_casts() {
                     Expr::Func(FuncRef::Linked(g)) => Some(*g),
                     _ => None,
                 };
@@ -526,7 +519,7 @@ impl Scan<'_> {
     }
 
     fn stored(&self, func: FuncId, src: &Expr) -> Stored {
-        match strip_casts(src) {
+        match src.strip_casts() {
             Expr::Func(FuncRef::Linked(f)) => Stored::Function(*f),
             e if is_constant(e) => Stored::Nothing,
             Expr::Load(lv) => match slot_of(self.program, func, lv) {
@@ -577,7 +570,7 @@ impl Scan<'_> {
     /// Walks an lvalue's sub-expressions (its address and indexes).
     fn lval(&mut self, func: FuncId, lv: &Lval) {
         if let Host::Mem(e) = &lv.host {
-            match strip_casts(e) {
+            match e.strip_casts() {
                 // `*&x` reads or writes `x`: its address does not escape.
                 Expr::AddrOf(inner) => self.lval(func, inner),
                 _ => self.expr(func, e),

@@ -456,11 +456,7 @@ impl Solver<'_> {
     /// `(T)fn` with `T` a function-pointer type of another shape than `fn`'s: `fn` is also
     /// called through that shape (see [`super::signature`]).
     fn note_function_cast(&mut self, to: crate::ir::TypeId, e: &Expr) {
-        let mut e = e;
-        while let Expr::Cast(_, inner) = e {
-            e = inner;
-        }
-        let Expr::Func(FuncRef::Linked(g)) = e else {
+        let Some(g) = e.named_function() else {
             return;
         };
         let types = &self.program.types;
@@ -480,7 +476,7 @@ impl Solver<'_> {
             .and_then(|t| super::signature::shape_of(types, t))
             .is_some_and(|own| super::signature::compatible(&own, &to, SignatureFilter::Strict));
         if !fits {
-            let shapes = self.cast_shapes.entry(*g).or_default();
+            let shapes = self.cast_shapes.entry(g).or_default();
             if !shapes.contains(&to) {
                 shapes.push(to);
             }

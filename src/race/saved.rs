@@ -424,10 +424,8 @@ pub(crate) mod tests {
         assert_eq!(shown.stats.warnings_reported, 1);
     }
 
-    #[test]
-    fn family_rows_count_the_reported_warnings_they_take_part_in() {
-        let mut run = run();
-        // t and u are work handlers, main is not; t is in both warnings, u in one.
+    /// `t` and `u` are the `workqueue` family's two entries.
+    fn make_work_handlers(run: &mut SavedRun) {
         run.family_entries = vec![report::FamilyEntries {
             family: "workqueue".into(),
             entries: 2,
@@ -437,6 +435,13 @@ pub(crate) mod tests {
             ("t".into(), "workqueue".into()),
             ("u".into(), "workqueue".into()),
         ];
+    }
+
+    #[test]
+    fn family_rows_count_the_reported_warnings_they_take_part_in() {
+        let mut run = run();
+        // t and u are work handlers, main is not; t is in both warnings, u in one.
+        make_work_handlers(&mut run);
         let rows = |c: &FilterConfig| run.report(c, Group::Field, true).unwrap().stats;
         let plain = rows(&FilterConfig::default());
         assert_eq!(
@@ -455,15 +460,7 @@ pub(crate) mod tests {
     #[test]
     fn a_collapsed_scc_access_counts_for_no_family() {
         let mut run = run();
-        run.family_entries = vec![report::FamilyEntries {
-            family: "workqueue".into(),
-            entries: 2,
-            warnings: 0,
-        }];
-        run.entry_families = vec![
-            ("t".into(), "workqueue".into()),
-            ("u".into(), "workqueue".into()),
-        ];
+        make_work_handlers(&mut run);
         // Both of t's accesses come from a collapsed SCC (t is only the entry shown for it):
         // k1 (main, t) counts for no family, k2 (t, u) for u's.
         run.warnings = [("k1", ["main", "t"], 9), ("k2", ["t", "u"], 5)]

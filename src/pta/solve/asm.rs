@@ -14,6 +14,7 @@
 //! pointer carry none (LP64), and when a pointer is handed in, an integer input beside it is an
 //! offset added to it (`this_cpu_ptr`: `this_cpu_off`), as in pointer arithmetic.
 
+use super::super::signature::{lval_type, pointer_type};
 use super::Solver;
 use crate::ir::*;
 
@@ -24,11 +25,11 @@ impl Solver<'_> {
         let (mut pointers, mut integers) = (Vec::new(), Vec::new());
         for e in inputs {
             if let Expr::AddrOf(lv) = e {
-                if self.may_carry_pointer(super::super::signature::lval_type(self.program, f, lv)) {
+                if self.may_carry_pointer(lval_type(self.program, f, lv)) {
                     pointers.extend(self.val(f, &Expr::Load(lv.clone())));
                 }
             }
-            let ty = super::super::signature::pointer_type(self.program, f, e);
+            let ty = pointer_type(self.program, f, e);
             let pointer = matches!(e, Expr::AddrOf(_) | Expr::StartOf(_))
                 || ty.is_some_and(|t| self.program.types.pointee(t).is_some());
             if pointer {
@@ -44,7 +45,7 @@ impl Solver<'_> {
         };
         let mut carriers = Vec::new();
         for lv in outputs {
-            if self.may_carry_pointer(super::super::signature::lval_type(self.program, f, lv)) {
+            if self.may_carry_pointer(lval_type(self.program, f, lv)) {
                 let l = self.loc(f, lv);
                 carriers.push(self.pts(l));
             }

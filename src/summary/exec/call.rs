@@ -127,11 +127,7 @@ impl FnAnalysis<'_> {
     /// A call through a trampoline key's member ([`crate::ir::VarFlags::call_key`]): patched
     /// code, no load.
     fn patched_call(&self, callee: &Expr) -> bool {
-        let mut e = callee;
-        while let Expr::Cast(_, inner) = e {
-            e = inner;
-        }
-        let Expr::Load(lv) = e else {
+        let Expr::Load(lv) = callee.strip_casts() else {
             return false;
         };
         matches!(lv.host, Host::Var(VarRef::Global(g))
@@ -632,11 +628,9 @@ fn join_effects(
 /// Whether a handle is read from an array slot: `t[i]` on an array, or `t[1]` / `*(t + i)` on a
 /// pointer (paths drop pointer arithmetic, so `t[1]` would otherwise name every slot).
 pub(super) fn array_slot(e: &Expr) -> bool {
-    let mut e = e;
-    while let Expr::Cast(_, inner) = e {
-        e = inner;
-    }
-    let Expr::Load(lv) = e else { return false };
+    let Expr::Load(lv) = e.strip_casts() else {
+        return false;
+    };
     let mut host = match &lv.host {
         Host::Mem(addr) => addr.as_ref(),
         // `t[0]` on an array variable is one element (`Step::Elem`); `t[i]` any.

@@ -108,7 +108,7 @@ impl FnAnalysis<'_> {
                             (None, None) => false,
                         };
                         for (j, a) in args.iter().enumerate() {
-                            match (keeps_nothing(j), strip_casts(a)) {
+                            match (keeps_nothing(j), a.strip_casts()) {
                                 (true, Expr::AddrOf(lv) | Expr::StartOf(lv)) => {
                                     lval_address_uses(lv, &mut escaped)
                                 }
@@ -442,7 +442,7 @@ impl FnAnalysis<'_> {
         if self.private_pointer(st, e) {
             return Returned::Fresh;
         }
-        match strip_casts(e) {
+        match e.strip_casts() {
             Expr::Const(Const::Int(0)) => Returned::Null,
             _ => Returned::Other,
         }
@@ -500,14 +500,6 @@ fn lval_uses(lv: &Lval, out: &mut Vec<LocalId>) {
     }
 }
 
-/// The expression under any casts.
-fn strip_casts(e: &Expr) -> &Expr {
-    match e {
-        Expr::Cast(_, a) => strip_casts(a),
-        _ => e,
-    }
-}
-
 /// Locals whose address the expression's value may carry: `&x`, `&x.f[i]`, an array `x`
 /// decaying, anywhere in it but as the base of an access (`x.f`, `(&x)->f`).
 fn address_uses(e: &Expr, out: &mut FxHashSet<LocalId>) {
@@ -532,11 +524,11 @@ fn address_uses(e: &Expr, out: &mut FxHashSet<LocalId>) {
 /// base pointer that is not itself `&x` (an access `(&x)->f` or `*&x` is an access of `x`).
 fn lval_address_uses(lv: &Lval, out: &mut FxHashSet<LocalId>) {
     if let Host::Mem(e) = &lv.host {
-        match strip_casts(e) {
+        match e.strip_casts() {
             Expr::AddrOf(inner) | Expr::StartOf(inner) => lval_address_uses(inner, out),
             Expr::Binary(_, a, b) => {
                 // `&x[0] + i`: still an access of `x`; the offset is a value.
-                match strip_casts(a) {
+                match a.strip_casts() {
                     Expr::AddrOf(inner) | Expr::StartOf(inner) => lval_address_uses(inner, out),
                     other => address_uses(other, out),
                 }

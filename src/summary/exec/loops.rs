@@ -169,11 +169,7 @@ fn reachable(
 /// The local `i` of `&a[i]` or `&a[i].f…` (casts aside): an array variable indexed by a
 /// local, then only members.
 fn slot_index(e: &Expr) -> Option<LocalId> {
-    let mut e = e;
-    while let Expr::Cast(_, inner) = e {
-        e = inner;
-    }
-    let (Expr::AddrOf(lv) | Expr::StartOf(lv)) = e else {
+    let (Expr::AddrOf(lv) | Expr::StartOf(lv)) = e.strip_casts() else {
         return None;
     };
     let Host::Var(_) = lv.host else { return None };
@@ -202,18 +198,12 @@ fn assigns_local(dst: &Lval, i: LocalId) -> bool {
 
 /// `i + c`, `c + i` or `i - c` with a nonzero constant `c` (casts aside).
 fn constant_step(src: &Expr, i: LocalId) -> bool {
-    fn strip(mut e: &Expr) -> &Expr {
-        while let Expr::Cast(_, inner) = e {
-            e = inner;
-        }
-        e
-    }
     let is_i = |e: &Expr| {
-        matches!(strip(e), Expr::Load(lv)
+        matches!(e.strip_casts(), Expr::Load(lv)
             if lv.offsets.is_empty() && matches!(lv.host, Host::Var(VarRef::Local(l)) if l == i))
     };
-    let nonzero = |e: &Expr| matches!(strip(e), Expr::Const(Const::Int(c)) if *c != 0);
-    match strip(src) {
+    let nonzero = |e: &Expr| matches!(e.strip_casts(), Expr::Const(Const::Int(c)) if *c != 0);
+    match src.strip_casts() {
         Expr::Binary(BinOp::Add, a, b) => (is_i(a) && nonzero(b)) || (nonzero(a) && is_i(b)),
         Expr::Binary(BinOp::Sub, a, b) => is_i(a) && nonzero(b),
         _ => false,
