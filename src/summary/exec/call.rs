@@ -471,7 +471,8 @@ impl FnAnalysis<'_> {
         let map = |p: &Path| self.rebind_path(st, g, p, call);
         let lock_map = |p: &Path| self.rebind_lock(st, g, p, call);
         // Arguments that are fresh objects the callee does not let escape: its accesses
-        // through them are not shared.
+        // inside them are not shared. Only inside: a pointer the object holds (`j->c->n`) may
+        // lead to shared memory.
         let private: Vec<bool> = (0..call.args.len())
             .map(|j| {
                 s.formal_escapes.get(j) == Some(&false) && self.private_pointer(st, &call.args[j])
@@ -485,7 +486,7 @@ impl FnAnalysis<'_> {
             .iter()
             .map(|p| {
                 if let Root::Formal(j) = p.root {
-                    if private.get(j as usize) == Some(&true) {
+                    if private.get(j as usize) == Some(&true) && p.derefs() == 1 {
                         return Vec::new();
                     }
                 }
