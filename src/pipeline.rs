@@ -280,6 +280,7 @@ fn summarize_inner(
         models,
         options,
         keep,
+        called_from_outside: called_from_outside(program, models, &options.entries),
     };
     let (summaries, findings, cache) = match cache {
         Some(cache) => run.cached(cache, store, findings),
@@ -295,6 +296,18 @@ fn summarize_inner(
         families,
         cache,
     }
+}
+
+/// The functions that may be called other than by the program's direct calls
+/// ([`summary::owned::called_from_outside`]): besides those whose address is used, `main`, the
+/// `--entry` names and every entry family's function names (switched on or not).
+fn called_from_outside(program: &Program, models: &Models, entries: &EntryOptions) -> Vec<bool> {
+    let families = models.entry_families();
+    summary::owned::called_from_outside(program, |name| {
+        name == "main"
+            || entries.names.iter().any(|n| n == name)
+            || families.iter().any(|f| f.names(name))
+    })
 }
 
 /// The summaries cache of a run, or `None` (with a note) when the points-to classes have no
@@ -334,6 +347,8 @@ struct SummaryRun<'a> {
     options: &'a Options,
     /// [`summary::Setup::keep`].
     keep: Option<Vec<bool>>,
+    /// [`summary::Setup::called_from_outside`].
+    called_from_outside: Vec<bool>,
 }
 
 impl SummaryRun<'_> {
@@ -349,6 +364,7 @@ impl SummaryRun<'_> {
                 keep: self.keep.clone(),
                 collapse_at: self.options.collapse_at,
                 strict_publication: self.options.strict_publication,
+                called_from_outside: Some(self.called_from_outside.clone()),
             },
         )
     }

@@ -266,9 +266,9 @@ fn write_stats(
     )?;
     writeln!(
         out,
-        "recursive SCCs: at most {} rounds, {} reached the bound; {} failed; {} collapsed ({} functions, {} shared accesses)",
+        "recursive SCCs: at most {} rounds, {} reached the bound; {} failed; {} collapsed ({} functions, {} shared accesses; {} owned formals, {} accesses inside their objects left out)",
         s.max_scc_rounds, s.nonconverged_sccs, s.failed_sccs, s.collapsed_sccs,
-        s.collapsed_functions, s.shared_accesses
+        s.collapsed_functions, s.shared_accesses, s.owned_formals, s.owned_accesses
     )?;
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let b = s.bytes;

@@ -19,13 +19,17 @@
 //!   tag (two definitions of one tag are one record here), anonymous ones by their members'
 //!   names. A character member (`char buf[]`, which may be read as any object's bytes), or a
 //!   path that follows a pointer after its last member, says nothing about the object.
+//!   Likewise a global variable's object (a path from the global that follows no pointer)
+//!   holds only the records its declared type holds: `wfile_pos` (a `loff_t`) is not where
+//!   any `iocb->ki_pos` lies. A global of character type, or of no known scalar type, may
+//!   hold anything.
 
 use rustc_hash::FxHashMap;
 
 use crate::ir::types::{AliasClass, IntKind, RecordId, RecordKind, TypeId, TypeKind, TypeTable};
 use crate::ir::Name;
 use crate::link::Program;
-use crate::summary::{Path, Step};
+use crate::summary::{Path, Root, Step};
 
 /// What C's aliasing rules know of one access: the scalar types of the memory it touches and
 /// the member it lies in.
@@ -33,6 +37,17 @@ use crate::summary::{Path, Step};
 pub(super) struct AccessType {
     scalar: Option<Scalars>,
     member: Option<MemberPlace>,
+    /// The global variable whose object the access lies in (no pointer followed).
+    global: Option<GlobalObject>,
+}
+
+/// A global variable's object: what its declared type holds.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct GlobalObject {
+    /// The record key of its type (or of its arrays' elements), when it is a record.
+    record: Option<u32>,
+    /// Character or unknown storage: may hold any object.
+    raw: bool,
 }
 
 /// A set of alias classes, one bit each: the scalar objects an access may touch (a whole
@@ -136,14 +151,19 @@ impl TypeAlias {
     pub fn of(&self, program: &Program, path: &Path, value: Option<AliasClass>) -> AccessType {
         let types = &program.types;
         let site = value.map(Scalars::of);
+        let global = self.global_object(program, path);
         let Some((k, record, name)) = last_member(path) else {
             return AccessType {
                 scalar: site,
                 member: None,
+                global,
             };
         };
         let Some(field) = types.record(record).fields.iter().find(|f| f.name == name) else {
-            return AccessType::default();
+            return AccessType {
+                global,
+                ..AccessType::default()
+            };
         };
         let rest = &path.steps[k + 1..];
         // The memory's declared type, by the path (a record's: its members'); a site's type
@@ -159,12 +179,42 @@ impl TypeAlias {
                 record: self.key[record.0 as usize],
                 holds: record_of(types, field.ty).map(|r| self.key[r.0 as usize]),
             });
-        AccessType { scalar, member }
+        AccessType {
+            scalar,
+            member,
+            global,
+        }
+    }
+
+    /// The global variable `path` stays inside, if it follows no pointer.
+    fn global_object(&self, program: &Program, path: &Path) -> Option<GlobalObject> {
+        let Root::Global(g) = path.root else {
+            return None;
+        };
+        if path.steps.contains(&Step::Deref) {
+            return None;
+        }
+        let types = &program.types;
+        let ty = program.globals.get(g.index())?.global.ty;
+        let record = record_of(types, ty);
+        Some(GlobalObject {
+            record: record.map(|r| self.key[r.0 as usize]),
+            raw: is_character(types, ty)
+                || (record.is_none() && types.alias_class(element(types, ty)).is_none()),
+        })
     }
 
     /// Whether the two accesses are different memory by C's aliasing rules.
     pub fn incompatible(&self, a: &AccessType, b: &AccessType) -> bool {
         if matches!((a.scalar, b.scalar), (Some(x), Some(y)) if !x.meets(y)) {
+            return true;
+        }
+        // A global variable's object holds a record only if its declared type does.
+        let outside = |g: Option<GlobalObject>, m: Option<MemberPlace>| match (g, m) {
+            (Some(g), Some(m)) => !g.raw && !g.record.is_some_and(|k| self.holds_key(k, m.record)),
+            _ => false,
+        };
+        if outside(a.global, b.member) || outside(b.global, a.member) {
             return true;
         }
         let (Some(x), Some(y)) = (a.member, b.member) else {
@@ -313,7 +363,6 @@ fn is_character(types: &TypeTable, t: TypeId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::Root;
 
     const DECLS: &str = "
         struct b { int g; long h; };
@@ -325,7 +374,8 @@ mod tests {
         struct w { union u u; int z; };
         struct o { struct { int anon; }; int after; };
         struct ge_holder { long n; struct e e; };
-        struct a ga; struct ge_holder ge; struct w gw; struct o go; union u gu;";
+        struct a ga; struct ge_holder ge; struct w gw; struct o go; union u gu;
+        long gl; char gbuf[16];";
 
     fn program() -> Program {
         let names = crate::ir::names::Names::new();
@@ -491,6 +541,29 @@ mod tests {
         let x = member(&p, "c", "x", &[]);
         assert!(!apart(&p, &member(&p, "e", "buf", &[Step::Index]), &x));
         assert!(!apart(&p, &member(&p, "e", "p", &[Step::Deref]), &x));
+    }
+
+    /// The whole object of global `name`.
+    fn global(p: &Program, name: &str) -> Path {
+        let g = p
+            .globals
+            .iter()
+            .position(|g| p.names.get(g.global.name) == name)
+            .expect("global");
+        Path::new(Root::Global(crate::ir::GlobalId(g as u32)))
+    }
+
+    #[test]
+    fn a_global_holds_only_the_records_of_its_type() {
+        let p = program();
+        let (x, g) = (member(&p, "c", "x", &[]), member(&p, "b", "g", &[]));
+        assert!(apart(&p, &global(&p, "gl"), &x), "a long holds no c");
+        assert!(apart(&p, &global(&p, "ga"), &x), "an a holds no c");
+        assert!(!apart(&p, &global(&p, "ga"), &g), "an a holds b's");
+        assert!(!apart(&p, &global(&p, "gu"), &x), "the union's arm");
+        assert!(!apart(&p, &global(&p, "gbuf"), &x), "characters: anything");
+        let deref = global(&p, "gl").with(Step::Deref);
+        assert!(!apart(&p, &deref, &x), "through a pointer: anywhere");
     }
 
     #[test]

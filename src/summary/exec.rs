@@ -129,6 +129,8 @@ struct Collector {
     spawns: Vec<Spawn>,
     /// Shared accesses of collapsed SCCs reached through callees.
     shared: Vec<std::sync::Arc<crate::summary::shared::SharedAccesses>>,
+    /// Calls to other members of the function's collapsed SCC ([`crate::summary::owned`]).
+    member_calls: Vec<crate::summary::owned::MemberCall>,
     /// The block being visited (for "is this thread creation in a loop").
     block: usize,
 }
@@ -235,6 +237,7 @@ impl<'a> FnAnalysis<'a> {
             threads: self.exported_threads(threads),
             formal_escapes: self.formal_escapes(),
             returns_fresh: fresh_returns.all_fresh(),
+            member_calls: col.member_calls,
             ret,
             accesses,
             tables,

@@ -20,6 +20,7 @@ pub mod exec;
 pub mod heap;
 pub mod intern;
 pub mod lockset;
+pub mod owned;
 pub mod path;
 pub mod print;
 pub mod remap;
@@ -73,6 +74,10 @@ pub struct Summary {
     /// (interprocedural thread escape, [`exec`]'s `fresh`).
     #[serde(default)]
     pub returns_fresh: bool,
+    /// The calls to other members of the function's collapsed SCC, with what each argument
+    /// points to ([`owned`]); empty outside a collapsed SCC.
+    #[serde(default)]
+    pub member_calls: Vec<owned::MemberCall>,
     /// The dataflow needed widening (a loop did not stabilise within the bound).
     pub widened: bool,
     /// The function has a model; its body (if any) was not analysed.
@@ -109,6 +114,7 @@ impl Summary {
             && self.threads == other.threads
             && self.formal_escapes == other.formal_escapes
             && self.returns_fresh == other.returns_fresh
+            && self.member_calls == other.member_calls
             && self.ret == other.ret
             && self.modelled == other.modelled
             && self.shared == other.shared
@@ -206,6 +212,10 @@ pub struct Context<'a> {
     pub strict_publication: bool,
     /// The collapsed SCCs' shared sets so far.
     shared_sets: SharedSets,
+    /// By `FuncId`: the functions that may be called other than by the direct calls of the
+    /// call graph (address used, a named entry). `None`: any function may be; no formal of a
+    /// collapsed SCC is then owned ([`owned`]).
+    pub called_from_outside: Option<Vec<bool>>,
 }
 
 impl<'a> Context<'a> {
@@ -229,6 +239,7 @@ impl<'a> Context<'a> {
             stats: Default::default(),
             collapse_at: DEFAULT_COLLAPSE_AT,
             strict_publication: false,
+            called_from_outside: None,
             shared_sets: Default::default(),
         }
     }
@@ -326,11 +337,20 @@ impl SccAnalysis for Context<'_> {
 impl Context<'_> {
     /// Builds and registers the shared set of collapsed `scc` from its members' summaries.
     fn share(&self, scc: &Scc, summaries: &[Option<Arc<Summary>>]) -> Arc<SharedAccesses> {
+        let owned = match &self.called_from_outside {
+            Some(outside) => {
+                let members: Vec<Option<&Summary>> =
+                    summaries.iter().map(|s| s.as_deref()).collect();
+                owned::OwnedFormals::solve(self.cg, scc, &members, outside)
+            }
+            None => owned::OwnedFormals::none(),
+        };
         let set = Arc::new(SharedAccesses::build(
             self.program,
             self.pta,
             scc,
             summaries,
+            &owned,
         ));
         self.shared_sets
             .write()
@@ -340,6 +360,8 @@ impl Context<'_> {
         acc.stats.collapsed_sccs += 1;
         acc.stats.collapsed_functions += scc.functions.len();
         acc.stats.shared_accesses += set.accesses.len();
+        acc.stats.owned_formals += set.owned_formals;
+        acc.stats.owned_accesses += set.owned_accesses;
         set
     }
 
@@ -477,6 +499,10 @@ pub struct SummaryStats {
     pub collapsed_sccs: usize,
     pub collapsed_functions: usize,
     pub shared_accesses: usize,
+    /// Formals of collapsed SCCs' members found to own their objects ([`owned`]), and the
+    /// accesses inside those objects left out of the shared sets.
+    pub owned_formals: usize,
+    pub owned_accesses: usize,
     pub accesses: usize,
     /// Functions by number of accesses in their summary: 0, 1–10, 11–100, 101–1000, > 1000.
     pub access_histogram: [usize; 5],
@@ -524,6 +550,8 @@ pub struct Setup<'a> {
     pub collapse_at: usize,
     /// [`Context::strict_publication`].
     pub strict_publication: bool,
+    /// [`Context::called_from_outside`].
+    pub called_from_outside: Option<Vec<bool>>,
 }
 
 impl Default for Setup<'_> {
@@ -533,6 +561,7 @@ impl Default for Setup<'_> {
             keep: None,
             collapse_at: DEFAULT_COLLAPSE_AT,
             strict_publication: false,
+            called_from_outside: None,
         }
     }
 }
@@ -552,6 +581,7 @@ pub fn compute_with_store(
     ctx.keep = setup.keep;
     ctx.collapse_at = setup.collapse_at.max(2);
     ctx.strict_publication = setup.strict_publication;
+    ctx.called_from_outside = setup.called_from_outside;
     let schedule = schedule::run_with(cg, &ctx, options);
     let mut stats = summary_stats(program, &ctx);
     stats.failed_sccs = schedule.failed.len();

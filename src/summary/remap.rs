@@ -46,6 +46,7 @@ impl Summary {
             },
             formal_escapes: self.formal_escapes.clone(),
             returns_fresh: self.returns_fresh,
+            member_calls: self.member_calls.clone(),
             widened: self.widened,
             modelled: self.modelled,
             coarsened: self.coarsened,

@@ -37,7 +37,8 @@ use super::access::{AccessSet, AccessTables, AccessView, GuardedAccess};
 /// copied into callers as a summary's accesses are ([`super::access::MAX_ACCESSES`]), so it
 /// can keep each access's own path and lockset much longer.
 pub const MAX_SHARED_ACCESSES: usize = 1 << 20;
-use super::path::Classes;
+use super::owned::OwnedFormals;
+use super::path::{Classes, Root};
 use super::threads::Phase;
 use super::Summary;
 use crate::callgraph::Scc;
@@ -55,18 +56,23 @@ pub struct SharedAccesses {
     pub tables: AccessTables,
     /// The accesses were merged per representative path ([`AccessSet::coarsen`]).
     pub coarsened: bool,
+    /// Members' formals found owned, and the accesses inside their objects left out.
+    pub owned_formals: usize,
+    pub owned_accesses: usize,
 }
 
 impl SharedAccesses {
     /// Puts together the own accesses of the SCC's members (`summaries`, parallel to
-    /// `scc.functions`).
+    /// `scc.functions`), but those inside objects their formals own ([`OwnedFormals`]).
     pub fn build(
         program: &Program,
         pta: &PointsTo,
         scc: &Scc,
         summaries: &[Option<Arc<Summary>>],
+        owned: &OwnedFormals,
     ) -> SharedAccesses {
         let mut set = AccessSet::default();
+        let mut private = 0;
         for (&f, s) in scc.functions.iter().zip(summaries) {
             let Some(s) = s else { continue };
             let classes = Classes {
@@ -74,11 +80,17 @@ impl SharedAccesses {
                 pta,
                 func: f,
             };
+            // Inside an object the formal owns: only the calling thread reaches it.
+            let inside_owned = |p: &super::Path| matches!(p.root, Root::Formal(j) if p.derefs() == 1 && owned.owned(f, j));
             let paths: Vec<Option<u32>> = s
                 .tables
                 .paths
                 .iter()
-                .map(|p| classes.collapse((**p).clone()).map(|q| set.path_id(q)))
+                .map(|p| {
+                    (!inside_owned(p))
+                        .then(|| classes.collapse((**p).clone()).map(|q| set.path_id(q)))
+                        .flatten()
+                })
                 .collect();
             let locksets: Vec<u32> = s
                 .tables
@@ -90,6 +102,7 @@ impl SharedAccesses {
                 .collect();
             for a in &s.accesses {
                 let Some(p) = paths[a.path as usize] else {
+                    private += usize::from(inside_owned(&s.tables.paths[a.path as usize]));
                     continue;
                 };
                 let key = (
@@ -121,6 +134,8 @@ impl SharedAccesses {
             accesses,
             tables,
             coarsened,
+            owned_formals: owned.len(),
+            owned_accesses: private,
         }
     }
 
@@ -133,6 +148,8 @@ impl SharedAccesses {
             accesses,
             tables,
             coarsened: false,
+            owned_formals: 0,
+            owned_accesses: 0,
         }
     }
 

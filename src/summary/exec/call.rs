@@ -51,6 +51,7 @@ impl FnAnalysis<'_> {
             loc,
             pointees: vec![std::cell::OnceCell::new(); args.len()],
         };
+        self.note_member_call(st, callee, &call, sink);
         // Only the lockset and the thread state differ between targets: the locals' values
         // are not cloned per call.
         let mut after: Option<(RelativeLockset, ThreadState)> = None;
@@ -90,6 +91,30 @@ impl FnAnalysis<'_> {
                 }
             }
         }
+    }
+
+    /// Records a direct call to another member of this function's collapsed SCC, with what
+    /// each argument points to ([`crate::summary::owned`]).
+    fn note_member_call(
+        &self,
+        st: &State,
+        callee: &Expr,
+        call: &Call<'_>,
+        sink: &mut Option<&mut Collector>,
+    ) {
+        let (Some(col), Expr::Func(FuncRef::Linked(g))) =
+            (sink.as_deref_mut(), callee.strip_casts())
+        else {
+            return;
+        };
+        if !self.ctx.collapsed_call(self.func, *g) {
+            return;
+        }
+        let args = (0..call.args.len())
+            .map(|j| self.arg_owner(st, &call.args[j], call.pointees(self, st, j)))
+            .collect();
+        col.member_calls
+            .push(crate::summary::owned::MemberCall { callee: *g, args });
     }
 
     /// The lockset and thread state after callback `cb` of `call` runs, its formals bound to the

@@ -23,6 +23,8 @@ use rustc_hash::FxHashSet;
 use super::{FnAnalysis, State};
 use crate::ir::types::RecordId;
 use crate::ir::*;
+use crate::summary::owned::ArgOwner;
+use crate::summary::path::{Path, Root};
 
 impl FnAnalysis<'_> {
     /// The locals whose value `instr` lets escape, and whether it allocates into its
@@ -363,6 +365,30 @@ impl FnAnalysis<'_> {
                 .get()
                 .is_none_or(|racy| !racy.contains(&at))
         })
+    }
+
+    /// What a call's argument `e` points to, for ownership ([`crate::summary::owned`]):
+    /// `pointees` are its targets (`deref_paths`).
+    pub(super) fn arg_owner(&self, st: &State, e: &Expr, pointees: &[Path]) -> ArgOwner {
+        if self.private_pointer(st, e) {
+            return ArgOwner::Private;
+        }
+        let Some(first) = pointees.first() else {
+            return ArgOwner::Shared;
+        };
+        // Inside one object: the pointer followed is the argument's own.
+        let inside = |p: &Path| p.derefs() == usize::from(matches!(p.root, Root::Formal(_)));
+        if !pointees.iter().all(|p| p.root == first.root && inside(p)) {
+            return ArgOwner::Shared;
+        }
+        match first.root {
+            Root::Formal(k) => ArgOwner::Formal(k),
+            // A private stack object (or one no thread reaches): not in summary form.
+            Root::Local(_) if pointees.iter().all(|p| self.normalize(p.clone()).is_none()) => {
+                ArgOwner::Private
+            }
+            _ => ArgOwner::Shared,
+        }
     }
 
     /// Whether `lv` is memory reached through a private pointer (`p->f`, `p[i]`, `*p`).
