@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::cache::tu::{self, CachedUnit, LoadedUnit};
-use crate::cache::{Corruption, Store};
+use crate::cache::{Corruption, Key, Store};
 use crate::frontend::ast::ExternalDecl;
 use crate::frontend::input::Input;
 use crate::frontend::lower::lower_unit_with;
@@ -31,6 +31,15 @@ pub struct UnitReport {
     pub functions: Vec<FunctionInfo>,
     /// Loaded from the cache instead of parsed and lowered (its errors are the cached ones).
     pub from_cache: bool,
+    /// Its key in the cache ([`tu::unit_key`]), when a cache is used and it could be read.
+    pub key: Option<Key>,
+}
+
+/// A unit's cache key and size, as [`probe`] found them.
+#[derive(Copy, Clone, Debug)]
+pub struct ProbedUnit {
+    pub key: Key,
+    pub bytes: u64,
 }
 
 /// What to do with each unit.
@@ -45,6 +54,9 @@ pub struct BuildOptions<'a> {
     pub cache: Option<&'a Store>,
     /// Show progress on stderr, by units.
     pub progress: bool,
+    /// Units [`probe`] found in the cache, by input index (may be shorter than the inputs):
+    /// loaded by their key, their text not read again.
+    pub probed: &'a [Option<ProbedUnit>],
 }
 
 pub struct Build {
@@ -92,6 +104,48 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
     }
 }
 
+/// Reads and hashes the inputs while each one's IR is in `store`, and stops at the first that
+/// is not (its text changed, or it cannot be read): by input index, the units found (`None`
+/// for those not looked at or missing). All are `Some` only when every unit is stored, which
+/// is what a run with unchanged inputs needs to know; the others save [`build`] reading them
+/// again.
+pub fn probe(
+    inputs: &[Input],
+    pool: &rayon::ThreadPool,
+    store: &Store,
+    progress: bool,
+) -> Vec<Option<ProbedUnit>> {
+    let missed = std::sync::atomic::AtomicBool::new(false);
+    let progress = Progress::new(progress, "checking inputs", "units", inputs.len() as u64);
+    let found = pool.install(|| {
+        inputs
+            .par_iter()
+            .map(|input| {
+                if missed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let found = input.load().ok().and_then(|text| {
+                    let key = tu::unit_key(&input.display_name(), &text);
+                    store
+                        .entry_path(tu::KIND, &key)
+                        .exists()
+                        .then_some(ProbedUnit {
+                            key,
+                            bytes: text.len() as u64,
+                        })
+                });
+                if found.is_none() {
+                    missed.store(true, Ordering::Relaxed);
+                }
+                progress.advance(1);
+                found
+            })
+            .collect()
+    });
+    progress.finish();
+    found
+}
+
 /// Reads, parses and lowers the `i`-th input and hands its IR to the linker.
 fn read_unit(
     i: usize,
@@ -104,6 +158,17 @@ fn read_unit(
         tu: input.display_name(),
         ..Default::default()
     };
+    let probed = options.probed.get(i).copied().flatten();
+    let stored = probed.zip(options.cache).and_then(|(p, store)| {
+        let unit = load_stored(store, &p.key, names)?;
+        Some((unit, p))
+    });
+    if let Some((out, p)) = stored {
+        report.bytes = p.bytes;
+        report.key = Some(p.key);
+        report.from_cache = true;
+        return link_unit(i, report, out, linker, options);
+    }
     let text = match input.load() {
         Ok(t) => t,
         Err(e) => {
@@ -128,6 +193,7 @@ fn read_unit(
         report.parse_errors = summary.errors;
         return report;
     }
+    report.key = options.cache.map(|_| tu::unit_key(&report.tu, &text));
     let cached = options
         .cache
         .and_then(|store| lower_cached(store, &report.tu, &text, names));
@@ -147,6 +213,17 @@ fn read_unit(
     };
     drop(text);
     report.from_cache = from_cache;
+    link_unit(i, report, out, linker, options)
+}
+
+/// Completes the report of the `i`-th unit from its lowered form and hands its IR to the linker.
+fn link_unit(
+    i: usize,
+    mut report: UnitReport,
+    out: LoadedUnit,
+    linker: &Mutex<Linker>,
+    options: BuildOptions<'_>,
+) -> UnitReport {
     if options.list_functions {
         report.functions = out.functions;
     }
@@ -160,16 +237,25 @@ fn read_unit(
     report
 }
 
+/// The unit stored under `key`, if it is there and decodes (a corrupt entry is invalidated).
+fn load_stored(store: &Store, key: &Key, names: &Names) -> Option<LoadedUnit> {
+    let cached = store.get_value::<CachedUnit>(tu::KIND, key)?;
+    match cached.into_program(names) {
+        Ok(unit) => Some(unit),
+        Err(e) => {
+            store.invalidate(tu::KIND, key, &Corruption::Decode(format!("{e:#}")));
+            None
+        }
+    }
+}
+
 /// The unit from the cache, or parsed and lowered with its own interner and stored. `None` only
 /// if a freshly lowered unit cannot be renamed, which would be a bug: the caller lowers it
 /// without the cache then.
 fn lower_cached(store: &Store, tu: &str, text: &str, names: &Names) -> Option<(LoadedUnit, bool)> {
     let key = tu::unit_key(tu, text);
-    if let Some(cached) = store.get_value::<CachedUnit>(tu::KIND, &key) {
-        match cached.into_program(names) {
-            Ok(unit) => return Some((unit, true)),
-            Err(e) => store.invalidate(tu::KIND, &key, &Corruption::Decode(format!("{e:#}"))),
-        }
+    if let Some(unit) = load_stored(store, &key, names) {
+        return Some((unit, true));
     }
     let own = Names::new();
     let mut functions = Vec::new();

@@ -408,3 +408,47 @@ fn one_warning_per_access_names_every_racing_line() {
     }
     assert_eq!(one, two);
 }
+
+/// A run over inputs unchanged since a saved run (every unit's preprocessed text, the
+/// arguments) reports that run's findings as they are, the front end's messages printed again;
+/// a changed unit or argument runs the analysis.
+#[test]
+fn unchanged_inputs_reuse_the_saved_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let src = dir.path().join("prog.c");
+    let body = std::fs::read_to_string(fixture("main_after_join.c")).unwrap();
+    // A declaration the front end skips, with a message.
+    std::fs::write(&src, format!("{body}\nint broken(;\n")).unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_relay"))
+            .arg("analyze")
+            .arg("--cache")
+            .arg(&cache)
+            .arg(&src)
+            .args(extra)
+            .output()
+            .expect("relay runs");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), out.stdout, err)
+    };
+    let reused = "inputs: unchanged since a saved run";
+    let (code, first, err) = run(&[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains(reused), "{err}");
+    assert!(err.contains("declaration skipped"), "{err}");
+    let (code, second, err) = run(&[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(reused), "{err}");
+    assert!(
+        err.contains("declaration skipped"),
+        "the message again: {err}"
+    );
+    assert_eq!(first, second, "the same report");
+    let (_, _, err) = run(&["--per-access"]);
+    assert!(!err.contains(reused), "another argument: {err}");
+    std::fs::write(&src, format!("\n{body}\nint broken(;\n")).unwrap();
+    let (_, moved, err) = run(&[]);
+    assert!(!err.contains(reused), "a changed unit: {err}");
+    assert_ne!(first, moved, "the warnings' lines moved");
+}

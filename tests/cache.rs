@@ -73,6 +73,7 @@ fn build(paths: &[PathBuf], store: Option<&Store>, list_functions: bool) -> Buil
         syntax_only: false,
         cache: store,
         progress: false,
+        probed: &[],
     };
     driver::build(&inputs, &pool, options)
 }

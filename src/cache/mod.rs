@@ -12,9 +12,12 @@
 //!   its callees' summaries and the analysis context ([`fingerprint`]).
 //! - `findings` and `run` ([`findings`]): the warnings of an analysis before filters, keyed by
 //!   everything the analysis depended on, and which of them the latest run saved.
+//! - `inputs` ([`inputs`]): which findings a run with exactly these input units, arguments and
+//!   models computed, with the front end's messages.
 
 pub mod findings;
 pub mod fingerprint;
+pub mod inputs;
 pub mod store;
 pub mod summaries;
 pub mod tu;

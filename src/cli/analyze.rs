@@ -116,7 +116,7 @@ impl AnalyzeArgs {
 
     /// The inputs and the options that change the analysis (not the report, not the cache or
     /// the thread count), as command-line words.
-    fn analysis_arguments(&self) -> Vec<String> {
+    pub(super) fn analysis_arguments(&self) -> Vec<String> {
         let i = &self.input;
         let mut words: Vec<String> = i.paths.iter().map(|p| p.display().to_string()).collect();
         let mut opt = |flag: &str, value: String| words.push(format!("{flag}{value}"));
@@ -185,6 +185,33 @@ impl AnalyzeArgs {
 /// Saved findings kept in a cache directory (the most recent ones).
 const KEEP_FINDINGS: usize = 4;
 
+impl AnalyzeArgs {
+    /// The analysis the arguments ask for.
+    fn pipeline_options(
+        &self,
+        pool: &rayon::ThreadPool,
+        entries: EntryOptions,
+    ) -> pipeline::Options {
+        pipeline::Options {
+            fields: self.pta.fields,
+            signature_filter: self.pta.signature_filter(),
+            world: self.pta.world(),
+            schedule: schedule::Options {
+                jobs: pool.current_num_threads(),
+                progress: !self.report.quiet,
+                max_rounds: self.max_rounds.max(1),
+            },
+            collapse_at: self.collapse_scc,
+            strict_publication: self.strict_publication,
+            type_alias: !self.no_type_alias,
+            per_access: self.per_access,
+            inclusion: !self.no_inclusion,
+            entries,
+            keep: Default::default(),
+        }
+    }
+}
+
 pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     // Options first: a typo in a flag fails before minutes of analysis.
     let filters = args.report.filter_config()?;
@@ -197,11 +224,28 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let quiet = args.report.quiet;
 
     let t0 = Instant::now();
+    let options = args.pipeline_options(&pool, entries);
+    let inputs = args.input.inputs()?;
+    let probed = match &store {
+        Some(s) => crate::driver::probe(&inputs, &pool, s, !quiet),
+        None => Vec::new(),
+    };
+    let unchanged = super::unchanged::RunInputs::new(args, &options, &models);
+    if let Some(store) = &store {
+        let keys: Option<Vec<_>> = probed.iter().map(|p| p.map(|p| p.key)).collect();
+        if let Some(code) =
+            keys.and_then(|k| unchanged.reuse(store, &k, args, t0, &filters, baseline.as_ref()))
+        {
+            return code;
+        }
+    }
     let Frontend {
         program,
         problems,
         totals,
-    } = super::build_program(&args.input, &pool, store.as_ref(), !quiet, &models)?;
+        messages,
+        unit_keys,
+    } = super::build_inputs(&inputs, &pool, store.as_ref(), !quiet, &models, &probed)?;
     if totals.clean_units == 0 && totals.functions_lowered == 0 {
         anyhow::bail!(
             "nothing to analyse: none of the {} unit(s) could be read (errors above)",
@@ -209,23 +253,6 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         );
     }
     let t1 = Instant::now();
-    let options = pipeline::Options {
-        fields: args.pta.fields,
-        signature_filter: args.pta.signature_filter(),
-        world: args.pta.world(),
-        schedule: schedule::Options {
-            jobs: pool.current_num_threads(),
-            progress: !quiet,
-            max_rounds: args.max_rounds.max(1),
-        },
-        collapse_at: args.collapse_scc,
-        strict_publication: args.strict_publication,
-        type_alias: !args.no_type_alias,
-        per_access: args.per_access,
-        inclusion: !args.no_inclusion,
-        entries,
-        keep: Default::default(),
-    };
     let mut analysis =
         pool.install(|| pipeline::analyze_cached(&program, &models, &options, store.as_ref()))?;
     super::report_failed_sccs(&program, &analysis.summaries);
@@ -308,21 +335,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         if let Err(e) = saved {
             eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
         }
+        // A run with these very inputs can take the findings as they are.
+        if let (Some(units), true) = (&unit_keys, analysis.summaries.schedule.failed.is_empty()) {
+            unchanged.save(store, units, key, messages, problems);
+        }
     }
     if !quiet {
         let mut err = std::io::stderr().lock();
-        if problems > 0 {
-            writeln!(
-                err,
-                "{problems} translation unit(s) had input problems (reported above); the rest was analysed"
-            )?;
-        }
-        if rep.stats.warnings_reported == 0 && rep.stats.unread.any() {
-            writeln!(
-                err,
-                "no warnings, but part of the input was not analysed (above): exit status 1"
-            )?;
-        }
+        super::unchanged::input_problems(&mut err, problems, &rep)?;
         if store.is_some() {
             writeln!(
                 err,

@@ -110,6 +110,7 @@ pub fn run(args: &CallGraphArgs) -> Result<i32> {
         program,
         totals: frontend,
         problems,
+        ..
     } = super::build_program(&args.input, &pool, None, true, models)?;
     let t1 = Instant::now();
     let pta = PointsTo::analyze_with_options(&program, args.pta.fields, models, args.pta.world())

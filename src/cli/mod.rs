@@ -7,6 +7,7 @@ pub mod ir;
 pub mod parse;
 pub mod report;
 pub mod summary;
+mod unchanged;
 
 use std::path::PathBuf;
 
@@ -172,6 +173,10 @@ pub struct Frontend {
     pub program: Program,
     pub totals: FrontendTotals,
     pub problems: usize,
+    /// The messages about the input printed on stderr, in order.
+    pub messages: Vec<String>,
+    /// Every unit's cache key, in input order, when a cache is used and every unit was read.
+    pub unit_keys: Option<Vec<crate::cache::Key>>,
 }
 
 /// Parses, lowers and links the inputs, and rewrites the calls to the models' trampolines;
@@ -184,12 +189,25 @@ pub fn build_program(
     models: &crate::models::Models,
 ) -> Result<Frontend> {
     let inputs = input.inputs()?;
+    build_inputs(&inputs, pool, cache, progress, models, &[])
+}
+
+/// [`build_program`] of `inputs`, those [`driver::probe`] found loaded by their key.
+pub fn build_inputs(
+    inputs: &[crate::frontend::input::Input],
+    pool: &rayon::ThreadPool,
+    cache: Option<&crate::cache::Store>,
+    progress: bool,
+    models: &crate::models::Models,
+    probed: &[Option<driver::ProbedUnit>],
+) -> Result<Frontend> {
     let options = driver::BuildOptions {
         cache,
         progress,
+        probed,
         ..Default::default()
     };
-    let build = driver::build(&inputs, pool, options);
+    let build = driver::build(inputs, pool, options);
     let problems = build
         .units
         .iter()
@@ -201,12 +219,13 @@ pub fn build_program(
         units_reused: build.units_reused,
         ..Default::default()
     };
+    let mut messages = Vec::new();
     for u in &build.units {
         if let Some(e) = &u.load_error {
-            eprintln!("error: {}: {e}", u.tu);
+            messages.push(format!("error: {}: {e}", u.tu));
         }
         for e in &u.parse_errors {
-            eprintln!("error: {e} (declaration skipped)");
+            messages.push(format!("error: {e} (declaration skipped)"));
         }
         totals.clean_units += (u.load_error.is_none() && u.parse_errors.is_empty()) as usize;
         totals.units_failed += u.load_error.is_some() as usize;
@@ -218,13 +237,17 @@ pub fn build_program(
     {
         let printer = program.printer();
         for d in program.units.iter().flat_map(|u| &u.diagnostics) {
-            eprintln!(
+            messages.push(format!(
                 "error: {}: {} (statement skipped)",
                 printer.loc(d.loc),
                 d.message
-            );
+            ));
         }
     }
+    for m in &messages {
+        eprintln!("{m}");
+    }
+    let unit_keys = build.units.iter().map(|u| u.key).collect();
     totals.functions_lowered = program.stats.functions_defined;
     totals.duplicates_removed = program.stats.duplicates_removed;
     totals.lowering_failures = program.units.iter().map(|u| u.diagnostics.len()).sum();
@@ -232,6 +255,8 @@ pub fn build_program(
         program,
         totals,
         problems,
+        messages,
+        unit_keys,
     })
 }
 

@@ -94,6 +94,7 @@ pub fn run(args: &ParseArgs) -> Result<i32> {
         syntax_only: args.syntax_only,
         cache: store.as_ref(),
         progress: true,
+        probed: &[],
     };
     let build = driver::build(&inputs, &pool, options);
     let mut report = ParseReport {

@@ -103,6 +103,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         program,
         totals,
         problems,
+        ..
     } = super::build_program(&args.input, &pool, store.as_ref(), true, &models)?;
     let t1 = Instant::now();
     let wanted: Vec<FuncId> = (0..program.functions.len() as u32)
