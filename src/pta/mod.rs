@@ -134,6 +134,10 @@ pub struct PointsTo {
     local_base: Vec<u32>,
     /// Values passed to thread start routines: escape roots.
     thread_args: Vec<u32>,
+    /// Objects a member of which has its address taken (`&o->y`, field-based mode): the
+    /// member's node stands for every object's, so the pointer no longer leads to this
+    /// object's class — which is shared as soon as that address may be.
+    exposed_interiors: Vec<u32>,
     /// Program lvalues per class representative.
     class_size: FxHashMap<u32, usize>,
     /// Functions per class representative (the possible targets of a pointer to the class).
@@ -446,7 +450,8 @@ impl PointsTo {
     /// Classes that may be shared between threads: reachable from a global, from a value
     /// passed to a thread start routine, or — in the field-based mode, where one node stands
     /// for a member of every object of its struct type, globals' members included — from a
-    /// struct member (`reg.cur = s` publishes `s`).
+    /// struct member (`reg.cur = s` publishes `s`), or an object a member's address was taken
+    /// of (`shared_y = &o->y` publishes `o`'s `y`, and the member node says nothing of `o`).
     pub fn escaping(&self) -> rustc_hash::FxHashSet<u32> {
         let globals = (0..(self.func_base - self.global_base)).map(|g| self.global_base + g);
         let members = (0..self.origin.len() as u32)
@@ -454,6 +459,7 @@ impl PointsTo {
         self.reachable_from(
             globals
                 .chain(self.thread_args.iter().copied())
+                .chain(self.exposed_interiors.iter().copied())
                 .chain(members),
         )
     }

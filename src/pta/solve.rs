@@ -229,6 +229,7 @@ fn empty(program: &Program, mode: super::FieldMode) -> PointsTo {
         str_base,
         local_base,
         thread_args: Vec::new(),
+        exposed_interiors: Vec::new(),
         class_size: FxHashMap::default(),
         class_functions: FxHashMap::default(),
         interior: Default::default(),
@@ -389,18 +390,32 @@ impl Solver<'_> {
     /// The node of the location an lvalue denotes: its member node in the field-based mode, else
     /// its base (offsets are ignored).
     fn loc(&mut self, f: FuncId, lv: &Lval) -> u32 {
+        self.loc_and_object(f, lv).0
+    }
+
+    /// [`Self::loc`], and for a member in the field-based mode the node of the object it lies
+    /// in (which the member's node does not lead to).
+    fn loc_and_object(&mut self, f: FuncId, lv: &Lval) -> (u32, Option<u32>) {
         if let Some(key) = self.p.member_key(lv) {
             // The base is still evaluated: `p->f` reads `p`, and a call in it has effects.
-            if let Host::Mem(e) = &lv.host {
-                self.val(f, e);
-            }
+            let object = match &lv.host {
+                Host::Mem(e) => self.val(f, e),
+                Host::Var(VarRef::Global(g)) => Some(self.p.global_node(*g)),
+                Host::Var(VarRef::Local(l)) => self.p.local_base.get(f.index()).map(|b| b + l.0),
+            };
             if let Some(&n) = self.p.field_nodes.get(&key) {
-                return n;
+                return (n, object);
             }
             let n = self.node(Origin::Field(key.0, key.1));
             self.p.field_nodes.insert(key, n);
-            return n;
+            return (n, object);
         }
+        let n = self.lval_node(f, lv);
+        (n, None)
+    }
+
+    /// The node of an lvalue that names no member (field-based) or any lvalue (insensitive).
+    fn lval_node(&mut self, f: FuncId, lv: &Lval) -> u32 {
         match &lv.host {
             Host::Var(VarRef::Global(g)) => self.p.global_node(*g),
             Host::Var(VarRef::Local(l)) => match self.p.local_base.get(f.index()) {
@@ -422,7 +437,11 @@ impl Solver<'_> {
                 let l = self.loc(f, lv);
                 Some(self.pts(l))
             }
-            Expr::AddrOf(lv) | Expr::StartOf(lv) => Some(self.loc(f, lv)),
+            Expr::AddrOf(lv) | Expr::StartOf(lv) => {
+                let (n, object) = self.loc_and_object(f, lv);
+                self.p.exposed_interiors.extend(object);
+                Some(n)
+            }
             Expr::Func(FuncRef::Linked(g)) => {
                 self.take_address(*g);
                 Some(self.p.function_node(*g))
@@ -771,6 +790,13 @@ impl Solver<'_> {
         p.stats.classes = (0..n).filter(|&i| p.uf.find_const(i) == i).count();
         p.stats.largest_class = p.class_size.values().copied().max().unwrap_or(0);
         p.thread_args = p.thread_args.iter().map(|&t| p.uf.find_const(t)).collect();
+        p.exposed_interiors = p
+            .exposed_interiors
+            .iter()
+            .map(|&t| p.uf.find_const(t))
+            .collect();
+        p.exposed_interiors.sort_unstable();
+        p.exposed_interiors.dedup();
         p.merges = std::mem::take(&mut self.trace.merges);
         for m in &mut p.merges {
             m.root = p.uf.find_const(m.root);

@@ -55,8 +55,9 @@ pub struct State {
     env: BTreeMap<LocalId, SymVal>,
     pub locks: RelativeLockset,
     pub threads: ThreadState,
-    /// Tracked locals holding the only pointer to an object allocated here, with the
-    /// allocation's location (see `fresh.rs`).
+    /// Tracked locals holding the only pointers to an object allocated here, with the
+    /// allocation's location (see `fresh.rs`): the locals of one location are all the
+    /// object's pointers.
     fresh: BTreeMap<LocalId, Loc>,
 }
 
@@ -72,7 +73,18 @@ impl JoinSemiLattice for State {
         let mut changed = self.locks.join(&other.locks);
         changed |= self.threads.join(&other.threads);
         let fresh = self.fresh.len();
-        self.fresh.retain(|l, at| other.fresh.get(l) == Some(at));
+        // An object stays fresh only if the same locals point to it on both paths: a local
+        // that points to it on one path only would be a pointer to it nobody tracks.
+        let differ = |x: &BTreeMap<LocalId, Loc>, y: &BTreeMap<LocalId, Loc>| {
+            x.iter()
+                .filter(|&(l, at)| y.get(l) != Some(at))
+                .map(|(_, at)| *at)
+                .collect::<Vec<Loc>>()
+        };
+        let mut lost = differ(&self.fresh, &other.fresh);
+        lost.extend(differ(&other.fresh, &self.fresh));
+        self.fresh
+            .retain(|l, at| other.fresh.get(l) == Some(at) && !lost.contains(at));
         changed |= fresh != self.fresh.len();
         // A key missing on one side is ⊥ there (formals start as `init(x)` in the entry state).
         for (l, v) in &other.env {

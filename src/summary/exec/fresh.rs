@@ -14,9 +14,10 @@
 //! an object stored into shared memory with no lock held (`conns[fd] = c` outside any critical
 //! section) is a *racy publication*: the accesses through it before that store are recorded
 //! after all, the zeroing write of `calloc` included. A store under a lock, a thread creation,
-//! a call that passes the object on and a return are taken as ordered (the callee or caller
-//! may publish under its own lock; not checked) — unless `--strict-publication`, where a call
-//! that keeps the object or a return with no lock held is a racy publication too.
+//! a call that passes the object on, a return and a store into what a formal points to (an
+//! out-parameter, `*conn_out = conn`) are taken as ordered (the callee or caller may publish
+//! under its own lock; not checked) — unless `--strict-publication`, where a call that keeps
+//! the object, a return or an out-parameter store with no lock held is a racy publication too.
 
 use rustc_hash::FxHashSet;
 
@@ -186,13 +187,22 @@ impl FnAnalysis<'_> {
         if st.fresh.is_empty() && !allocates {
             return;
         }
-        // `j = tmp` (the IR's temporary for `malloc`'s result, maybe cast) moves freshness.
+        // `j = tmp` (the IR's temporary for `malloc`'s result, maybe cast), `q = &p->f`: the
+        // destination points into the same fresh object. Locals holding one object's pointers
+        // are fresh together: when one escapes, all stop being fresh (the object is reachable
+        // only through them).
         let moved = match instr {
-            Instr::Assign { src, .. } => self.fresh_site(st, src),
+            Instr::Assign { dst, src, .. } if self.tracked(dst).is_some() => {
+                self.fresh_site(st, src)
+            }
             _ => None,
         };
         for l in escaped {
-            st.fresh.remove(&l);
+            match st.fresh.get(&l).copied() {
+                Some(at) if moved == Some(at) => {}
+                Some(at) => st.fresh.retain(|_, site| *site != at),
+                None => {}
+            }
         }
         let dst = match instr {
             Instr::Assign { dst, .. } => Some(dst),
@@ -241,7 +251,9 @@ impl FnAnalysis<'_> {
                 match instr {
                     Instr::Assign { dst, src, .. } => {
                         if let Some(at) = self.fresh_site(&st, src) {
-                            if unlocked && self.shared_memory(&st, dst) {
+                            let handed_back =
+                                !self.ctx.strict_publication && self.out_parameter(&st, dst);
+                            if unlocked && !handed_back && self.shared_memory(&st, dst) {
                                 racy.insert(at);
                             }
                         }
@@ -343,6 +355,16 @@ impl FnAnalysis<'_> {
             if self.ctx.model(*g).is_some_and(|m| m.thread_create.is_some()))
     }
 
+    /// Whether `dst` is what a formal's incoming value points to (`*out = obj`): the object is
+    /// handed to the caller, as by a return.
+    fn out_parameter(&self, st: &State, dst: &Lval) -> bool {
+        let Host::Mem(base) = &dst.host else {
+            return false;
+        };
+        matches!(self.eval(st, base),
+            crate::summary::SymVal::Init(p) if p.steps.is_empty() && matches!(p.root, Root::Formal(_)))
+    }
+
     /// Whether a store to `dst` may be read by another thread.
     fn shared_memory(&self, st: &State, dst: &Lval) -> bool {
         match &dst.host {
@@ -421,6 +443,11 @@ impl FnAnalysis<'_> {
             Expr::Cast(_, a) | Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::PtrAdd, a, _) => {
                 self.fresh_site(st, a)
             }
+            // `&p->f`: inside the object.
+            Expr::AddrOf(lv) | Expr::StartOf(lv) => match &lv.host {
+                Host::Mem(base) => self.fresh_site(st, base),
+                Host::Var(_) => None,
+            },
             _ => None,
         }
     }
@@ -504,7 +531,13 @@ fn value_uses(e: &Expr, as_base: bool, out: &mut Vec<LocalId>) {
             }
             lval_uses(lv, out);
         }
-        Expr::AddrOf(lv) | Expr::StartOf(lv) => lval_uses(lv, out),
+        // `&p->f` is a pointer into `p`'s object: it carries `p`'s value.
+        Expr::AddrOf(lv) | Expr::StartOf(lv) => {
+            if let Host::Mem(base) = &lv.host {
+                value_uses(base, as_base, out);
+            }
+            index_uses(lv, out);
+        }
         Expr::Unary(_, a) | Expr::Cast(_, a) => value_uses(a, as_base, out),
         Expr::Binary(_, a, b) => {
             value_uses(a, as_base, out);
@@ -519,6 +552,11 @@ fn lval_uses(lv: &Lval, out: &mut Vec<LocalId>) {
     if let Host::Mem(e) = &lv.host {
         value_uses(e, true, out);
     }
+    index_uses(lv, out);
+}
+
+/// Locals whose value an lvalue's indexes use.
+fn index_uses(lv: &Lval, out: &mut Vec<LocalId>) {
     for o in &lv.offsets {
         if let Offset::Index(e) = o {
             value_uses(e, false, out);
