@@ -22,6 +22,7 @@ use crate::ir::*;
 use crate::schedule::Lookup;
 
 mod call;
+mod escape;
 mod fresh;
 mod loops;
 mod reinterpret;
@@ -59,6 +60,9 @@ pub struct State {
     /// allocation's location (see `fresh.rs`): the locals of one location are all the
     /// object's pointers.
     fresh: BTreeMap<LocalId, Loc>,
+    /// The allocations (of `fresh`) whose object may hold pointers to itself
+    /// (`exec/escape.rs`).
+    self_refs: std::collections::BTreeSet<Loc>,
 }
 
 impl JoinSemiLattice for State {
@@ -86,6 +90,9 @@ impl JoinSemiLattice for State {
         self.fresh
             .retain(|l, at| other.fresh.get(l) == Some(at) && !lost.contains(at));
         changed |= fresh != self.fresh.len();
+        let refs = self.self_refs.len();
+        self.self_refs.extend(other.self_refs.iter().copied());
+        changed |= refs != self.self_refs.len();
         // A key missing on one side is ⊥ there (formals start as `init(x)` in the entry state).
         for (l, v) in &other.env {
             match self.env.get_mut(l) {
@@ -244,10 +251,13 @@ impl<'a> FnAnalysis<'a> {
         }
         let (tables, accesses) = set.finish();
         let (lockset, threads) = exit.unwrap_or_default();
+        let formals = self.formal_facts();
         Summary {
             lockset,
             threads: self.exported_threads(threads),
-            formal_escapes: self.formal_escapes(),
+            formal_escapes: formals.escapes,
+            formal_self_refs: formals.self_refs,
+            formal_loads_escape: formals.loads_escape,
             returns_fresh: fresh_returns.all_fresh(),
             member_calls: col.member_calls,
             ret,
@@ -713,6 +723,7 @@ impl Analysis for FnAnalysis<'_> {
             locks: RelativeLockset::default(),
             threads: ThreadState::default(),
             fresh: Default::default(),
+            self_refs: Default::default(),
         }
     }
 
@@ -734,6 +745,7 @@ impl Analysis for FnAnalysis<'_> {
             locks: RelativeLockset::default(),
             threads: ThreadState::default(),
             fresh: Default::default(),
+            self_refs: Default::default(),
         }
     }
 

@@ -69,6 +69,14 @@ pub struct Summary {
     /// Per formal: its value may escape (stored, returned, passed on to something keeping it).
     #[serde(default)]
     pub formal_escapes: Vec<bool>,
+    /// Per formal: the object it points to may be made to hold pointers to itself
+    /// (`p->next = p`; `exec/escape.rs`).
+    #[serde(default)]
+    pub formal_self_refs: Vec<bool>,
+    /// Per formal: a value loaded from the object it points to (or reached from it) is kept —
+    /// an escape if the object holds pointers to itself.
+    #[serde(default)]
+    pub formal_loads_escape: Vec<bool>,
     /// Every value the function returns points to an object allocated during the call that
     /// nothing else points to yet (or is null): a caller treats the call as an allocation
     /// (interprocedural thread escape, [`exec`]'s `fresh`).
@@ -113,6 +121,8 @@ impl Summary {
         self.lockset == other.lockset
             && self.threads == other.threads
             && self.formal_escapes == other.formal_escapes
+            && self.formal_self_refs == other.formal_self_refs
+            && self.formal_loads_escape == other.formal_loads_escape
             && self.returns_fresh == other.returns_fresh
             && self.member_calls == other.member_calls
             && self.ret == other.ret

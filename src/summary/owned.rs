@@ -12,7 +12,8 @@
 //! - `f` is called only by direct calls the call graph sees, all from members of its SCC (its
 //!   address is never used — a parked `__ADDRESSABLE(f)` aside — and it is no named entry:
 //!   [`super::Context`]'s `called_from_outside`);
-//! - `f` does not let the formal escape (`Summary::formal_escapes`);
+//! - `f` does not let the formal escape (`Summary::formal_escapes`), nor keeps a value loaded
+//!   from its object (which may hold pointers to itself: `Summary::formal_loads_escape`);
 //! - at every call site, argument `j` is [`ArgOwner::Private`] (a fresh allocation the caller
 //!   does not publish with a data race, or a private stack object) or
 //!   [`ArgOwner::Formal`]`(k)` (inside the object the caller's own formal `k` points to) with
@@ -81,8 +82,11 @@ impl OwnedFormals {
             {
                 continue;
             }
+            // Nor one a value loaded from its object is kept from: the object may hold
+            // pointers to itself (its caller's `INIT_LIST_HEAD`), and that value be one.
+            let kept = |j: usize| s.formal_loads_escape.get(j) == Some(&false);
             for (j, escapes) in s.formal_escapes.iter().enumerate() {
-                if !escapes {
+                if !escapes && kept(j) {
                     owned.insert((f, j as u32));
                 }
             }

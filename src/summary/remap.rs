@@ -45,6 +45,8 @@ impl Summary {
                 live_starts: self.threads.live_starts.clone(),
             },
             formal_escapes: self.formal_escapes.clone(),
+            formal_self_refs: self.formal_self_refs.clone(),
+            formal_loads_escape: self.formal_loads_escape.clone(),
             returns_fresh: self.returns_fresh,
             member_calls: self.member_calls.clone(),
             widened: self.widened,

@@ -499,9 +499,7 @@ impl FnAnalysis<'_> {
         // inside them are not shared. Only inside: a pointer the object holds (`j->c->n`) may
         // lead to shared memory.
         let private: Vec<bool> = (0..call.args.len())
-            .map(|j| {
-                s.formal_escapes.get(j) == Some(&false) && self.private_pointer(st, &call.args[j])
-            })
+            .map(|j| self.kept_private(st, s, j, &call.args[j]))
             .collect();
         let phase = st.threads.phase();
         // Each distinct path and lockset of the callee is rebound once.

@@ -26,57 +26,9 @@ use crate::ir::types::RecordId;
 use crate::ir::*;
 use crate::summary::owned::ArgOwner;
 use crate::summary::path::{Path, Root};
+use crate::summary::Summary;
 
 impl FnAnalysis<'_> {
-    /// The locals whose value `instr` lets escape, and whether it allocates into its
-    /// destination.
-    fn escapes(&self, instr: &Instr) -> (Vec<LocalId>, bool) {
-        let mut escaped = Vec::new();
-        let mut allocates = false;
-        match instr {
-            Instr::Assign { dst, src, .. } => {
-                value_uses(src, false, &mut escaped);
-                lval_uses(dst, &mut escaped);
-            }
-            Instr::Call {
-                dst, callee, args, ..
-            } => {
-                let g = match callee {
-                    Expr::Func(FuncRef::Linked(g)) => Some(*g),
-                    _ => None,
-                };
-                let model = g.and_then(|g| self.ctx.model(g));
-                allocates = self.allocating_call(callee, args.len());
-                // A model keeps its arguments (thread creation excepted); a summarised callee
-                // keeps those of its formals that do not escape in it.
-                let summary = g.and_then(|g| self.callees.get(g));
-                let keeps = |j: usize| match (model, &summary) {
-                    (Some(m), _) => m.thread_create.is_none(),
-                    (None, Some(s)) => s.formal_escapes.get(j) == Some(&false),
-                    (None, None) => false,
-                };
-                value_uses(callee, false, &mut escaped);
-                for (j, a) in args.iter().enumerate() {
-                    value_uses(a, keeps(j), &mut escaped);
-                }
-                if let Some(d) = dst {
-                    lval_uses(d, &mut escaped);
-                }
-            }
-            Instr::Asm {
-                outputs, inputs, ..
-            } => {
-                for e in inputs {
-                    value_uses(e, false, &mut escaped);
-                }
-                for o in outputs {
-                    lval_uses(o, &mut escaped);
-                }
-            }
-        }
-        (escaped, allocates)
-    }
-
     /// The address-taken locals (formals included) whose address is used only to access them
     /// and as an argument of callees that keep nothing: a summarised callee whose formal does
     /// not escape, or a model that neither starts a thread nor registers a callback. No other
@@ -107,7 +59,12 @@ impl FnAnalysis<'_> {
                                     && m.callbacks.is_empty()
                                     && m.runs_callbacks.is_none()
                             }
-                            (None, Some(s)) => s.formal_escapes.get(j) == Some(&false),
+                            // Not one that stores the address into the object itself: loads
+                            // from it are not followed here.
+                            (None, Some(s)) => {
+                                s.formal_escapes.get(j) == Some(&false)
+                                    && s.formal_self_refs.get(j) != Some(&true)
+                            }
                             (None, None) => false,
                         };
                         for (j, a) in args.iter().enumerate() {
@@ -152,41 +109,24 @@ impl FnAnalysis<'_> {
             .collect()
     }
 
-    /// For each formal, whether its value may escape the function (stored, passed on to
-    /// something that keeps it, returned): flow-insensitive. A caller's fresh object passed to
-    /// a formal that does not escape stays fresh, and the callee's accesses through it are
-    /// not shared.
-    pub(super) fn formal_escapes(&self) -> Vec<bool> {
-        let mut escaped = Vec::new();
-        for block in &self.body.blocks {
-            for instr in &block.instrs {
-                escaped.extend(self.escapes(instr).0);
-            }
-            if let Terminator::Return { value: Some(v), .. } = &block.term {
-                value_uses(v, false, &mut escaped);
-            }
-        }
-        self.body
-            .params
-            .iter()
-            .map(|p| {
-                let tracked = self
-                    .body
-                    .locals
-                    .get(p.index())
-                    .is_some_and(|l| !l.flags.address_taken);
-                !tracked || escaped.contains(p)
-            })
-            .collect()
-    }
-
     /// Updates the fresh locals after `instr` (whose accesses were recorded with the state
     /// before it).
     pub(super) fn update_fresh(&self, st: &mut State, instr: &Instr) {
-        let (escaped, allocates) = self.escapes(instr);
+        let uses = self.pointer_uses(instr);
+        let allocates = uses.allocates;
         if st.fresh.is_empty() && !allocates {
             return;
         }
+        for l in &uses.self_referenced {
+            if let Some(&at) = st.fresh.get(l) {
+                st.self_refs.insert(at);
+            }
+        }
+        // A value kept from an object that may hold pointers to itself may be one of them.
+        let holds_itself =
+            |l: &LocalId| st.fresh.get(l).is_some_and(|at| st.self_refs.contains(at));
+        let mut escaped = uses.escaped.clone();
+        escaped.extend(uses.loaded.iter().copied().filter(holds_itself));
         // `j = tmp` (the IR's temporary for `malloc`'s result, maybe cast), `q = &p->f`: the
         // destination points into the same fresh object. Locals holding one object's pointers
         // are fresh together: when one escapes, all stop being fresh (the object is reachable
@@ -263,7 +203,7 @@ impl FnAnalysis<'_> {
                             && self.ctx.strict_publication
                             && !self.creates_thread(callee) =>
                     {
-                        for l in self.escapes(instr).0 {
+                        for l in self.pointer_uses(instr).escaped {
                             racy.extend(st.fresh.get(&l).copied());
                         }
                     }
@@ -275,6 +215,15 @@ impl FnAnalysis<'_> {
                 (&block.term, self.ctx.strict_publication)
             {
                 racy.extend(self.fresh_site(&st, v));
+                // A pointer the object holds to itself, returned.
+                let mut loaded = Vec::new();
+                self.loaded_values(v, &mut loaded);
+                racy.extend(
+                    loaded
+                        .iter()
+                        .filter_map(|l| st.fresh.get(l))
+                        .filter(|at| st.self_refs.contains(at)),
+                );
             }
         }
         racy
@@ -413,6 +362,19 @@ impl FnAnalysis<'_> {
         }
     }
 
+    /// Whether argument `j` of a call to a function summarised by `s` points to an object that
+    /// stays private during the call: fresh, not let escape — and, if the object may hold
+    /// pointers to itself, no value loaded from it kept.
+    pub(super) fn kept_private(&self, st: &State, s: &Summary, j: usize, arg: &Expr) -> bool {
+        let holds_itself = || {
+            self.fresh_site(st, arg)
+                .is_some_and(|at| st.self_refs.contains(&at))
+        };
+        s.formal_escapes.get(j) == Some(&false)
+            && self.private_pointer(st, arg)
+            && (s.formal_loads_escape.get(j) == Some(&false) || !holds_itself())
+    }
+
     /// Whether `lv` is memory reached through a private pointer (`p->f`, `p[i]`, `*p`).
     pub(super) fn through_private(&self, st: &State, lv: &Lval) -> bool {
         match &lv.host {
@@ -516,51 +478,6 @@ impl FnAnalysis<'_> {
                 Some(m) => m.alloc.is_some(),
                 None => self.callees.get(g).is_some_and(|s| s.returns_fresh),
             })
-    }
-}
-
-/// Locals whose value `e` uses; `as_base`: the value is dereferenced (or passed to a model),
-/// which does not let it escape.
-fn value_uses(e: &Expr, as_base: bool, out: &mut Vec<LocalId>) {
-    match e {
-        Expr::Load(lv) => {
-            if let (Host::Var(VarRef::Local(l)), true, false) =
-                (&lv.host, lv.offsets.is_empty(), as_base)
-            {
-                out.push(*l);
-            }
-            lval_uses(lv, out);
-        }
-        // `&p->f` is a pointer into `p`'s object: it carries `p`'s value.
-        Expr::AddrOf(lv) | Expr::StartOf(lv) => {
-            if let Host::Mem(base) = &lv.host {
-                value_uses(base, as_base, out);
-            }
-            index_uses(lv, out);
-        }
-        Expr::Unary(_, a) | Expr::Cast(_, a) => value_uses(a, as_base, out),
-        Expr::Binary(_, a, b) => {
-            value_uses(a, as_base, out);
-            value_uses(b, as_base, out);
-        }
-        _ => {}
-    }
-}
-
-/// Locals used in computing an lvalue's address: its base pointer is dereferenced.
-fn lval_uses(lv: &Lval, out: &mut Vec<LocalId>) {
-    if let Host::Mem(e) = &lv.host {
-        value_uses(e, true, out);
-    }
-    index_uses(lv, out);
-}
-
-/// Locals whose value an lvalue's indexes use.
-fn index_uses(lv: &Lval, out: &mut Vec<LocalId>) {
-    for o in &lv.offsets {
-        if let Offset::Index(e) = o {
-            value_uses(e, false, out);
-        }
     }
 }
 
