@@ -58,13 +58,9 @@ impl FnAnalysis<'_> {
                         uses.escaped.push(l);
                     }
                 }
-                for l in loads {
-                    if Some(l) == own {
-                        uses.self_referenced.push(l);
-                    } else {
-                        uses.loaded.push(l);
-                    }
-                }
+                // A value loaded from the object and stored back into it (`p->cur = p->next`)
+                // moves the pointers it holds to itself, if any, and adds none.
+                uses.loaded.extend(loads.into_iter().filter(|&l| Some(l) != own));
                 lval_uses(dst, &mut uses.escaped);
             }
             Instr::Call {
