@@ -280,7 +280,8 @@ fn summarize_inner(
         models,
         options,
         keep,
-        called_from_outside: called_from_outside(program, models, &options.entries),
+        called_from_outside: collapses(&cg, options.collapse_at)
+            .then(|| called_from_outside(program, models, &options.entries)),
     };
     let (summaries, findings, cache) = match cache {
         Some(cache) => run.cached(cache, store, findings),
@@ -296,6 +297,13 @@ fn summarize_inner(
         families,
         cache,
     }
+}
+
+/// Whether some recursive SCC is big enough to be collapsed ([`summary::shared`]).
+fn collapses(cg: &CallGraph, collapse_at: usize) -> bool {
+    cg.sccs
+        .iter()
+        .any(|s| s.recursive && s.functions.len() >= collapse_at.max(2))
 }
 
 /// The functions that may be called other than by the program's direct calls
@@ -347,8 +355,8 @@ struct SummaryRun<'a> {
     options: &'a Options,
     /// [`summary::Setup::keep`].
     keep: Option<Vec<bool>>,
-    /// [`summary::Setup::called_from_outside`].
-    called_from_outside: Vec<bool>,
+    /// [`summary::Setup::called_from_outside`] (computed only when some SCC is collapsed).
+    called_from_outside: Option<Vec<bool>>,
 }
 
 impl SummaryRun<'_> {
@@ -364,7 +372,7 @@ impl SummaryRun<'_> {
                 keep: self.keep.clone(),
                 collapse_at: self.options.collapse_at,
                 strict_publication: self.options.strict_publication,
-                called_from_outside: Some(self.called_from_outside.clone()),
+                called_from_outside: self.called_from_outside.clone(),
             },
         )
     }

@@ -125,7 +125,7 @@ impl FnAnalysis<'_> {
         // A value kept from an object that may hold pointers to itself may be one of them.
         let holds_itself =
             |l: &LocalId| st.fresh.get(l).is_some_and(|at| st.self_refs.contains(at));
-        let mut escaped = uses.escaped.clone();
+        let mut escaped = uses.escaped;
         escaped.extend(uses.loaded.iter().copied().filter(holds_itself));
         // `j = tmp` (the IR's temporary for `malloc`'s result, maybe cast), `q = &p->f`: the
         // destination points into the same fresh object. Locals holding one object's pointers
