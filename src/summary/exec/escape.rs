@@ -60,7 +60,8 @@ impl FnAnalysis<'_> {
                 }
                 // A value loaded from the object and stored back into it (`p->cur = p->next`)
                 // moves the pointers it holds to itself, if any, and adds none.
-                uses.loaded.extend(loads.into_iter().filter(|&l| Some(l) != own));
+                uses.loaded
+                    .extend(loads.into_iter().filter(|&l| Some(l) != own));
                 lval_uses(dst, &mut uses.escaped);
             }
             Instr::Call {
