@@ -239,17 +239,15 @@ struct Found<'a> {
 
 /// An access as `--per-access` reports it: its sites (the first, and a hash of all) and its
 /// lvalue (its class, or its path). Two groups at the same sites are one access to report.
-/// (Paths are interned: one path is one address in a run.)
+/// Ordered by value, paths included — not by where an interned path happens to live, which
+/// differs between a run that computed its summaries and one that loaded them: the order
+/// decides which of two accesses at one site is reported.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct AccessId(Loc, u64, Option<u32>, usize);
+struct AccessId<'a>(Loc, u64, Option<u32>, Option<&'a crate::summary::Path>);
 
-impl AccessId {
-    fn of(a: &AccessView<'_>) -> AccessId {
-        let path = if a.class.is_some() {
-            0
-        } else {
-            a.path as *const crate::summary::Path as usize
-        };
+impl<'a> AccessId<'a> {
+    fn of(a: &AccessView<'a>) -> AccessId<'a> {
+        let path = a.class.is_none().then_some(a.path);
         let mut sites = FxBuildHasher.build_hasher();
         for w in a.witnesses {
             w.loc.hash(&mut sites);
@@ -672,5 +670,42 @@ mod tests {
         assert_eq!(seen.get(&(2, 5, 5)), Some(&1));
         assert_eq!(seen.len(), expected + 1);
         assert!(seen.values().all(|&k| k == 1));
+    }
+
+    /// Two accesses at one site are numbered by their paths' values, not by where the paths
+    /// live: a run that loaded its summaries interns them elsewhere than one that computed them.
+    #[test]
+    fn accesses_at_one_site_are_ordered_by_path_value() {
+        use crate::ir::{GlobalId, Loc};
+        use crate::summary::lockset::RelativeLockset;
+        use crate::summary::{Path, Phase, Root, Witness};
+        // The greater path first in memory.
+        let paths = [
+            Path::new(Root::Global(GlobalId(2))),
+            Path::new(Root::Global(GlobalId(1))),
+        ];
+        let locks = RelativeLockset::default();
+        let witness = [Witness {
+            loc: Loc::default(),
+            chain: Default::default(),
+            func: None,
+        }];
+        let view = |path| AccessView {
+            path,
+            locks: &locks,
+            kind: crate::summary::AccessKind::Write,
+            atomic: false,
+            value: None,
+            class: None,
+            phase: Phase::Threaded,
+            witnesses: &witness,
+        };
+        let (high, low) = (view(&paths[0]), view(&paths[1]));
+        assert!(AccessId::of(&low) < AccessId::of(&high));
+        let copy = paths[1].clone();
+        assert!(
+            AccessId::of(&view(&copy)) == AccessId::of(&low),
+            "equal by value"
+        );
     }
 }
