@@ -196,7 +196,8 @@ fn read_unit(
     report.key = options.cache.map(|_| tu::unit_key(&report.tu, &text));
     let cached = options
         .cache
-        .and_then(|store| lower_cached(store, &report.tu, &text, names));
+        .zip(report.key.as_ref())
+        .and_then(|(store, key)| lower_cached(store, key, &report.tu, &text, names));
     let (out, from_cache) = match cached {
         Some(c) => c,
         None => {
@@ -249,12 +250,17 @@ fn load_stored(store: &Store, key: &Key, names: &Names) -> Option<LoadedUnit> {
     }
 }
 
-/// The unit from the cache, or parsed and lowered with its own interner and stored. `None` only
-/// if a freshly lowered unit cannot be renamed, which would be a bug: the caller lowers it
-/// without the cache then.
-fn lower_cached(store: &Store, tu: &str, text: &str, names: &Names) -> Option<(LoadedUnit, bool)> {
-    let key = tu::unit_key(tu, text);
-    if let Some(unit) = load_stored(store, &key, names) {
+/// The unit stored under `key` (its [`tu::unit_key`]), or parsed and lowered with its own
+/// interner and stored. `None` only if a freshly lowered unit cannot be renamed, which would
+/// be a bug: the caller lowers it without the cache then.
+fn lower_cached(
+    store: &Store,
+    key: &Key,
+    tu: &str,
+    text: &str,
+    names: &Names,
+) -> Option<(LoadedUnit, bool)> {
+    if let Some(unit) = load_stored(store, key, names) {
         return Some((unit, true));
     }
     let own = Names::new();
@@ -263,6 +269,6 @@ fn lower_cached(store: &Store, tu: &str, text: &str, names: &Names) -> Option<(L
         functions.extend(item.function_info())
     });
     let cached = CachedUnit::from_lowered(&own, out, functions);
-    store.put_value_or_warn(tu::KIND, &key, &cached);
+    store.put_value_or_warn(tu::KIND, key, &cached);
     cached.into_program(names).ok().map(|unit| (unit, false))
 }

@@ -301,9 +301,7 @@ fn summarize_inner(
 
 /// Whether some recursive SCC is big enough to be collapsed ([`summary::shared`]).
 fn collapses(cg: &CallGraph, collapse_at: usize) -> bool {
-    cg.sccs
-        .iter()
-        .any(|s| s.recursive && s.functions.len() >= collapse_at.max(2))
+    cg.sccs.iter().any(|s| summary::collapses(s, collapse_at))
 }
 
 /// The functions that may be called other than by the program's direct calls

@@ -353,18 +353,23 @@ pub(crate) mod tests {
         }
     }
 
+    /// A write-write warning on `s.n` between two entries, at `line` and the next.
+    fn race_warning(key: &str, entries: [&str; 2], line: u32) -> RaceWarning {
+        RaceWarning {
+            key: key.into(),
+            lvalue: "s.n".into(),
+            group: String::new(),
+            accesses: vec![site(entries[0], line), site(entries[1], line + 1)],
+            filtered_by: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     /// Two warnings: one from `main` (line 9) in group `b`, one between `t` and `u` (line 5)
     /// in group `a` under `--group field` and `z` under `--group object`.
     pub(crate) fn run() -> SavedRun {
         let warning = |key: &str, entries: [&str; 2], line: u32, groups: [&str; 2]| {
-            let w = RaceWarning {
-                key: key.into(),
-                lvalue: "s.n".into(),
-                group: String::new(),
-                accesses: vec![site(entries[0], line), site(entries[1], line + 1)],
-                filtered_by: Vec::new(),
-                notes: Vec::new(),
-            };
+            let w = race_warning(key, entries, line);
             let facts = FilterFacts {
                 is_main: entries.map(|e| e == "main"),
                 entry_names: entries.map(String::from),
@@ -466,14 +471,7 @@ pub(crate) mod tests {
         run.warnings = [("k1", ["main", "t"], 9), ("k2", ["t", "u"], 5)]
             .into_iter()
             .map(|(key, entries, line)| {
-                let mut w = RaceWarning {
-                    key: key.into(),
-                    lvalue: "s.n".into(),
-                    group: String::new(),
-                    accesses: vec![site(entries[0], line), site(entries[1], line + 1)],
-                    filtered_by: Vec::new(),
-                    notes: Vec::new(),
-                };
+                let mut w = race_warning(key, entries, line);
                 for a in w.accesses.iter_mut().filter(|a| a.entry == "t") {
                     a.collapsed_scc = Some(report::CollapsedScc {
                         scc: "walk".into(),

@@ -49,6 +49,11 @@ pub use path::{Path, Root, Step};
 pub use threads::{Phase, ThreadState};
 pub use value::SymVal;
 
+/// Whether a recursive SCC is collapsed at size `collapse_at` ([`shared`]).
+pub fn collapses(scc: &Scc, collapse_at: usize) -> bool {
+    scc.recursive && scc.functions.len() >= collapse_at.max(2)
+}
+
 /// The default size from which a recursive SCC is collapsed (`--collapse-scc`, [`shared`]).
 pub const DEFAULT_COLLAPSE_AT: usize = 5000;
 
@@ -256,7 +261,7 @@ impl<'a> Context<'a> {
 
     /// Whether `scc` is analysed as a collapsed SCC ([`shared`]).
     pub fn collapsed(&self, scc: &Scc) -> bool {
-        scc.recursive && scc.functions.len() >= self.collapse_at
+        collapses(scc, self.collapse_at)
     }
 
     /// Whether a call from `f` to `g` stays inside one collapsed SCC.
