@@ -46,7 +46,11 @@ pub(super) struct AccessType {
 struct GlobalObject {
     /// The record key of its type (or of its arrays' elements), when it is a record.
     record: Option<u32>,
-    /// Character or unknown storage: may hold any object.
+    /// The scalars it is made of: none but characters for a character array the program
+    /// defines. `None`: unknown.
+    scalars: Option<Scalars>,
+    /// Storage of no known type, or declared by the program but defined elsewhere (a linker
+    /// symbol such as `_stext`): may hold any object.
     raw: bool,
 }
 
@@ -195,12 +199,24 @@ impl TypeAlias {
             return None;
         }
         let types = &program.types;
-        let ty = program.globals.get(g.index())?.global.ty;
+        let global = &program.globals.get(g.index())?.global;
+        let ty = global.ty;
         let record = record_of(types, ty);
+        // A variable the program defines has its declared type as its effective type (C11
+        // 6.5p6), characters included: its bytes may be read as characters, but no other
+        // object lies in it. One only declared here is memory defined elsewhere.
+        let character = is_character(types, ty);
+        let scalars = match character {
+            true => Some(Scalars(0)),
+            false => self.scalars_of(types, ty),
+        };
         Some(GlobalObject {
             record: record.map(|r| self.key[r.0 as usize]),
-            raw: is_character(types, ty)
-                || (record.is_none() && types.alias_class(element(types, ty)).is_none()),
+            scalars: scalars.filter(|_| global.defined),
+            raw: (character && !global.defined)
+                || (record.is_none()
+                    && types.alias_class(element(types, ty)).is_none()
+                    && !character),
         })
     }
 
@@ -215,6 +231,20 @@ impl TypeAlias {
             _ => false,
         };
         if outside(a.global, b.member) || outside(b.global, a.member) {
+            return true;
+        }
+        // … and only the scalars its declared type is made of (a character array: none).
+        let foreign = |g: Option<GlobalObject>, s: Option<Scalars>| match (g, s) {
+            (
+                Some(GlobalObject {
+                    scalars: Some(held),
+                    ..
+                }),
+                Some(s),
+            ) => !held.meets(s),
+            _ => false,
+        };
+        if foreign(a.global, b.scalar) || foreign(b.global, a.scalar) {
             return true;
         }
         let (Some(x), Some(y)) = (a.member, b.member) else {
@@ -375,7 +405,7 @@ mod tests {
         struct o { struct { int anon; }; int after; };
         struct ge_holder { long n; struct e e; };
         struct a ga; struct ge_holder ge; struct w gw; struct o go; union u gu;
-        long gl; char gbuf[16];";
+        long gl; char gbuf[16]; extern char gext[];";
 
     fn program() -> Program {
         let names = crate::ir::names::Names::new();
@@ -561,9 +591,42 @@ mod tests {
         assert!(apart(&p, &global(&p, "ga"), &x), "an a holds no c");
         assert!(!apart(&p, &global(&p, "ga"), &g), "an a holds b's");
         assert!(!apart(&p, &global(&p, "gu"), &x), "the union's arm");
-        assert!(!apart(&p, &global(&p, "gbuf"), &x), "characters: anything");
+        assert!(
+            apart(&p, &global(&p, "gbuf"), &x),
+            "a char array holds no c"
+        );
+        assert!(
+            !apart(&p, &global(&p, "gext"), &x),
+            "defined elsewhere: anything"
+        );
         let deref = global(&p, "gl").with(Step::Deref);
         assert!(!apart(&p, &deref, &x), "through a pointer: anywhere");
+    }
+
+    #[test]
+    fn a_defined_global_holds_only_the_scalars_of_its_type() {
+        let p = program();
+        let anywhere = Path::new(Root::Formal(0)).with(Step::Deref);
+        let (int, long) = (Some(AliasClass::Int(4)), Some(AliasClass::Int(8)));
+        let (gbuf, gl) = (global(&p, "gbuf"), global(&p, "gl"));
+        assert!(
+            typed_apart(&p, (&gbuf, None), (&anywhere, int)),
+            "an int in chars"
+        );
+        assert!(
+            !typed_apart(&p, (&gbuf, None), (&anywhere, None)),
+            "bytes of anything"
+        );
+        assert!(
+            typed_apart(&p, (&gl, None), (&anywhere, int)),
+            "an int in a long"
+        );
+        assert!(!typed_apart(&p, (&gl, None), (&anywhere, long)));
+        let gext = global(&p, "gext");
+        assert!(
+            !typed_apart(&p, (&gext, None), (&anywhere, int)),
+            "defined elsewhere"
+        );
     }
 
     #[test]
