@@ -12,6 +12,7 @@
 
 pub mod names;
 pub mod print;
+pub mod rename;
 pub mod types;
 pub mod visit;
 

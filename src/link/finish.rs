@@ -2,10 +2,17 @@
 //! their deterministic order (see the module documentation of [`super`]), duplicates counted,
 //! and every provisional id in bodies, globals and diagnostics rewritten to the program's.
 
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
 use super::types::FinalTypes;
 use super::{
     FnSym, GSym, LinkStats, LinkedUnit, Linker, Program, ProgramFunction, ProgramGlobal, NONE,
 };
+use crate::ir::names::Names;
+use crate::ir::rename::Renamer;
+use crate::ir::types::TypeTable;
 use crate::ir::visit::{self, VisitMut};
 use crate::ir::{Const, Expr, FuncRef, Linkage, Loc, RecordId, TypeId, VarRef};
 
@@ -57,11 +64,13 @@ impl Linker {
             types: FinalTypes::new(types),
         };
         rw.program(&mut globals, &mut functions, &mut units);
+        let mut types = rw.types.finish();
+        let names = canonical_names(&names, &mut types, &mut globals, &mut functions);
         Program {
             names,
             files: rw.files.out,
             strings: rw.strings.out,
-            types: rw.types.finish(),
+            types,
             units,
             globals,
             functions,
@@ -325,4 +334,41 @@ impl FinalRewrite {
             }
         }
     }
+}
+
+/// The program's names renumbered in the order of their strings, with every name in the
+/// program renamed. Units reach the interner in whatever order their threads run, and name ids
+/// order members in paths, so locksets and summaries' accesses: numbered by string, they are
+/// the same in every run.
+fn canonical_names(
+    names: &Names,
+    types: &mut TypeTable,
+    globals: &mut [ProgramGlobal],
+    functions: &mut [ProgramFunction],
+) -> Arc<Names> {
+    let mut order: Vec<(&str, u32)> = (0..names.len() as u32)
+        .map(|i| (names.get(crate::ir::Name(i)), i))
+        .collect();
+    order.sort_unstable();
+    let canonical = Names::new();
+    let mut map = vec![crate::ir::Name(0); order.len()];
+    for (s, old) in order {
+        map[old as usize] = canonical.intern(s);
+    }
+    // Every name of the program is one of `names`: the map has them all.
+    let mut r = Renamer::new(&map);
+    *types = r.types(types).expect("renaming keeps every type apart");
+    for g in globals.iter_mut() {
+        r.global(&mut g.global);
+    }
+    r.finish().expect("every name is in the map");
+    functions.par_iter_mut().for_each(|f| {
+        let mut r = Renamer::new(&map);
+        r.name(&mut f.name);
+        if let Some(body) = &mut f.body {
+            r.function(body);
+        }
+        r.finish().expect("every name is in the map");
+    });
+    Arc::new(canonical)
 }

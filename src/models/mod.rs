@@ -285,6 +285,24 @@ impl Model {
             || runs_callbacks.is_some()
     }
 
+    /// The program-wide names the model gives pseudo locations: its global locks and hidden
+    /// state.
+    pub fn pseudo_names(&self) -> impl Iterator<Item = &str> {
+        let locks = [
+            self.lock.as_ref().map(|l| &l.target),
+            self.unlock.as_ref().map(|l| &l.target),
+            self.trylock.as_ref().map(|l| &l.target),
+        ];
+        locks
+            .into_iter()
+            .flatten()
+            .filter_map(|t| match t {
+                LockTarget::Global { global } => Some(global.as_str()),
+                LockTarget::Arg { .. } => None,
+            })
+            .chain(self.state.as_ref().map(|s| s.name.as_str()))
+    }
+
     /// Whether a call may access memory the model names (arguments' objects, hidden state).
     pub fn accesses_memory(&self) -> bool {
         self.atomic.is_some()

@@ -21,6 +21,9 @@ use crate::dataflow::{self, Analysis, JoinSemiLattice};
 use crate::ir::*;
 use crate::schedule::Lookup;
 
+/// The pseudo path naming the handle of a thread a function cannot name.
+pub(super) const ANONYMOUS_THREAD: &str = "thread";
+
 mod call;
 mod escape;
 mod fresh;
@@ -186,7 +189,7 @@ impl<'a> FnAnalysis<'a> {
             accessible,
             joins_in_loop: Default::default(),
             exit_joins: Default::default(),
-            anonymous_thread: Path::new(Root::Pseudo(ctx.program.names.intern("thread"))),
+            anonymous_thread: Path::new(Root::Pseudo(ctx.program.names.intern(ANONYMOUS_THREAD))),
             racy_publications: Default::default(),
             private_locals: Default::default(),
         };

@@ -240,9 +240,17 @@ impl<'a> Context<'a> {
         cg: &'a CallGraph,
         models: &'a Models,
     ) -> Self {
-        let models = (0..program.functions.len())
+        let models: Vec<Option<&Model>> = (0..program.functions.len())
             .map(|i| models.get(program.function_name(FuncId(i as u32))))
             .collect();
+        // The names the analysis gives pseudo locations get their ids now, in function order,
+        // not in whatever order the parallel SCCs reach them: ids order paths.
+        program.names.intern(exec::ANONYMOUS_THREAD);
+        for m in models.iter().flatten() {
+            for name in m.pseudo_names() {
+                program.names.intern(name);
+            }
+        }
         Context {
             program,
             pta,

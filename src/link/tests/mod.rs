@@ -732,3 +732,19 @@ fn external_conflicts_and_identical_redefinitions() {
 }
 
 mod records;
+
+/// Name ids do not depend on the order units reached the interner: parallel lowering interns
+/// in whatever order threads run, and ids order members in paths.
+#[test]
+fn names_are_numbered_by_their_strings() {
+    const A: &str = "struct s { int zeta; int alpha; }; int use_a(struct s *p) { return p->zeta; }";
+    const B: &str = "struct t { int beta; }; int use_b(struct t *q) { return q->beta; }";
+    let linked = |first: &str| {
+        let names = Arc::new(Names::new());
+        names.intern(first);
+        let a = crate::frontend::lower::lower_unit("a.c".into(), A, &names).unit;
+        let b = crate::frontend::lower::lower_unit("b.c".into(), B, &names).unit;
+        fingerprint(&link(&names, vec![(0, a), (1, b)]))
+    };
+    assert_eq!(linked("zeta"), linked("beta"));
+}

@@ -1,0 +1,215 @@
+//! Renaming every [`Name`] of IR through a map from old ids to new ones: a unit lowered with
+//! its own interner is brought under the program's names (the cache), and the linked program's
+//! names are renumbered in a canonical order (the linker).
+
+use anyhow::{ensure, Result};
+
+use super::types::{FieldDef, RecordDef, TypeKind};
+use super::visit::{walk_function_mut, walk_global_mut, VisitMut};
+use super::{
+    Declared, Expr, FuncRef, Function, Global, GlobalKind, Local, Lval, Name, Offset, TypeId,
+    TypeTable, UnitIr,
+};
+
+/// Renames every [`Name`] through `map` (old id → new name). Structs are destructured in full
+/// so that a new field holding a name cannot be missed silently.
+pub struct Renamer<'a> {
+    map: &'a [Name],
+    out_of_range: bool,
+}
+
+impl<'a> Renamer<'a> {
+    pub fn new(map: &'a [Name]) -> Self {
+        Renamer {
+            map,
+            out_of_range: false,
+        }
+    }
+
+    /// Fails if some name was not in the map.
+    pub fn finish(self) -> Result<()> {
+        ensure!(!self.out_of_range, "a name is out of range");
+        Ok(())
+    }
+
+    pub fn name(&mut self, n: &mut Name) {
+        match self.map.get(n.0 as usize) {
+            Some(m) => *n = *m,
+            None => self.out_of_range = true,
+        }
+    }
+
+    pub fn function(&mut self, f: &mut Function) {
+        let Function {
+            name,
+            linkage: _,
+            ty: _,
+            params: _,
+            locals,
+            blocks: _,
+            loc: _,
+        } = f;
+        self.name(name);
+        for Local {
+            name,
+            ty: _,
+            kind: _,
+            flags: _,
+        } in locals
+        {
+            self.name(name);
+        }
+        walk_function_mut(self, f);
+    }
+
+    pub fn global(&mut self, g: &mut Global) {
+        let Global {
+            name,
+            ty: _,
+            kind,
+            linkage: _,
+            flags: _,
+            defined: _,
+            init: _,
+            loc: _,
+        } = g;
+        self.name(name);
+        match kind {
+            GlobalKind::StaticLocal { function } => self.name(function),
+            GlobalKind::Global => {}
+        }
+        walk_global_mut(self, g);
+    }
+
+    /// The same table with its names renamed: types are re-interned in order (renaming is
+    /// one-to-one, so every type keeps its id), records are copied in order.
+    pub fn types(&mut self, old: &TypeTable) -> Result<TypeTable> {
+        let mut table = TypeTable::new();
+        for i in 0..old.len() {
+            let t = old.get(TypeId(i as u32));
+            let kind = match t.kind.clone() {
+                TypeKind::Enum { tag } => TypeKind::Enum {
+                    tag: tag.map(|mut n| {
+                        self.name(&mut n);
+                        n
+                    }),
+                },
+                k @ (TypeKind::Void
+                | TypeKind::Bool
+                | TypeKind::Int { .. }
+                | TypeKind::Float(_)
+                | TypeKind::Complex(_)
+                | TypeKind::Pointer(_)
+                | TypeKind::Array { .. }
+                | TypeKind::Function { .. }
+                | TypeKind::Record(_)
+                | TypeKind::Vector { .. }
+                | TypeKind::Unknown) => k,
+            };
+            let id = table.intern(kind, t.quals);
+            ensure!(id.0 as usize == i, "type {i} is a duplicate");
+        }
+        for r in old.records() {
+            let RecordDef {
+                kind,
+                mut tag,
+                fields,
+                complete,
+                packed,
+            } = r.clone();
+            if let Some(t) = &mut tag {
+                self.name(t);
+            }
+            let fields = fields
+                .into_iter()
+                .map(
+                    |FieldDef {
+                         mut name,
+                         anonymous,
+                         ty,
+                         bit_width,
+                     }| {
+                        self.name(&mut name);
+                        FieldDef {
+                            name,
+                            anonymous,
+                            ty,
+                            bit_width,
+                        }
+                    },
+                )
+                .collect();
+            let id = table.new_record(kind, tag);
+            *table.record_mut(id) = RecordDef {
+                kind,
+                tag,
+                fields,
+                complete,
+                packed,
+            };
+        }
+        table.freeze();
+        Ok(table)
+    }
+}
+
+impl VisitMut for Renamer<'_> {
+    fn expr(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Func(FuncRef::Named { name, internal: _ }) => self.name(name),
+            Expr::Func(FuncRef::Linked(_))
+            | Expr::Const(_)
+            | Expr::Load(_)
+            | Expr::AddrOf(_)
+            | Expr::StartOf(_)
+            | Expr::Label(_)
+            | Expr::Unary(..)
+            | Expr::Binary(..)
+            | Expr::Cast(..)
+            | Expr::SizeOf(_)
+            | Expr::AlignOf(_)
+            | Expr::Unknown => {}
+        }
+    }
+
+    fn lval(&mut self, lv: &mut Lval) {
+        for off in &mut lv.offsets {
+            match off {
+                Offset::Field { record: _, name } => self.name(name),
+                Offset::Index(_) => {}
+            }
+        }
+    }
+}
+
+/// Renames every name of `unit` through `map`.
+pub fn rename_unit(unit: &mut UnitIr, map: &[Name]) -> Result<()> {
+    let mut r = Renamer::new(map);
+    let UnitIr {
+        name: _,
+        files: _,
+        types,
+        strings: _,
+        globals,
+        functions,
+        function_hashes: _,
+        declared_functions,
+        diagnostics: _,
+    } = unit;
+    *types = r.types(types)?;
+    for g in globals {
+        r.global(g);
+    }
+    for f in functions {
+        r.function(f);
+    }
+    for Declared {
+        name,
+        ty: _,
+        linkage: _,
+    } in declared_functions
+    {
+        r.name(name);
+    }
+    r.finish()
+}
