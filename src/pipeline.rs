@@ -285,7 +285,7 @@ fn summarize_inner(
     };
     let (summaries, findings, cache) = match cache {
         Some(cache) => run.cached(cache, store, findings),
-        None => (run.compute(None), None, None),
+        None => (run.compute(None, None), None, None),
     };
     let times = StageTimes::new(t0, t1, t2, Instant::now());
     Summarized {
@@ -358,7 +358,12 @@ struct SummaryRun<'a> {
 }
 
 impl SummaryRun<'_> {
-    fn compute(&self, store: Option<&dyn summary::SummaryStore>) -> Summaries {
+    /// The summaries; `sets_needed` as [`summary::Setup::sets_needed`].
+    fn compute<'s>(
+        &self,
+        store: Option<&'s dyn summary::SummaryStore>,
+        sets_needed: Option<Box<dyn FnOnce() -> bool + 's>>,
+    ) -> Summaries {
         summary::compute_with_store(
             self.program,
             self.pta,
@@ -371,6 +376,7 @@ impl SummaryRun<'_> {
                 collapse_at: self.options.collapse_at,
                 strict_publication: self.options.strict_publication,
                 called_from_outside: self.called_from_outside.clone(),
+                sets_needed,
             },
         )
     }
@@ -390,13 +396,21 @@ impl SummaryRun<'_> {
         let mut cache = Some(first);
         for _ in 0..2 {
             let Some(c) = cache.take() else { break };
-            let mut sums = self.compute(Some(&c));
-            let stats = c.stats();
-            if c.lost() == 0 && findings {
-                let key = findings_key(&stats.program, self.options);
-                if let Some(run) = store.and_then(|s| SavedRun::find(s, &key)) {
-                    return (sums, Some(run), Some(stats));
-                }
+            // The saved findings, looked for once every SCC is keyed: when they are there, no
+            // summary is read, and a reused collapsed SCC's set is not rebuilt.
+            let mut saved = None;
+            let look = |saved: &mut Option<SavedRun>| {
+                let key = findings_key(&c.stats().program, self.options);
+                *saved = store.and_then(|s| SavedRun::find(s, &key));
+                saved.is_none()
+            };
+            let sets_needed: Box<dyn FnOnce() -> bool + '_> = match findings {
+                true => Box::new(|| c.lost() != 0 || look(&mut saved)),
+                false => Box::new(|| true),
+            };
+            let mut sums = self.compute(Some(&c), Some(sets_needed));
+            if let Some(run) = saved {
+                return (sums, Some(run), Some(c.stats()));
             }
             let beat = Heartbeat::start(self.options.schedule.progress, "loading summaries");
             sums.load_stored(&c);
@@ -415,7 +429,7 @@ impl SummaryRun<'_> {
                 )
             });
         }
-        (self.compute(None), None, None)
+        (self.compute(None, None), None, None)
     }
 }
 

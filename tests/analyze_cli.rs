@@ -452,3 +452,52 @@ fn unchanged_inputs_reuse_the_saved_run() {
     assert!(!err.contains(reused), "a changed unit: {err}");
     assert_ne!(first, moved, "the warnings' lines moved");
 }
+
+/// A re-run whose saved findings still hold loads no summary of a reused collapsed SCC (its
+/// shared set is rebuilt only for a reader); one that pairs again rebuilds it and reports what
+/// a cold run does.
+#[test]
+fn a_reused_collapsed_scc_is_rebuilt_only_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let src = dir.path().join("prog.c");
+    let body = std::fs::read_to_string(fixture("collapsed_scc.c")).unwrap();
+    // `tally` reaches no collapsed SCC; editing its constant changes no summary.
+    let with = |k: u32| {
+        let tally = format!("static int tally(int x) {{ return x + {k}; }}\n\n");
+        let main = format!("{tally}int main(void)\n{{\n    tally(1);\n");
+        std::fs::write(&src, body.replace("int main(void)\n{\n", &main)).unwrap();
+    };
+    let run = |cache_args: &[&str], extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(["analyze", "--collapse-scc", "2", "--format", "json"])
+            .args(cache_args)
+            .arg(&src)
+            .args(extra)
+            .output()
+            .expect("relay runs");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.stdout, err)
+    };
+    let cached = ["--cache", cache.to_str().unwrap()];
+    with(1);
+    let (_, err) = run(&cached, &[]);
+    assert!(err.contains("0 reused from the cache"), "cold: {err}");
+    with(2);
+    let (_, err) = run(&cached, &[]);
+    assert!(err.contains("warnings: reused from the cache"), "{err}");
+    assert!(
+        err.contains("(0 summaries loaded)"),
+        "no summary read: {err}"
+    );
+    // Pairing again (another alias option) reads the set: rebuilt, as a cold run has it.
+    let (warm, err) = run(&cached, &["--no-type-alias"]);
+    assert!(!err.contains("warnings: reused"), "{err}");
+    let (cold, _) = run(&["--no-cache"], &["--no-type-alias"]);
+    let strip = |out: &[u8]| {
+        let mut v: serde_json::Value = serde_json::from_slice(out).unwrap();
+        v["stats"]["times"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(strip(&warm), strip(&cold));
+}

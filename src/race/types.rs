@@ -210,13 +210,12 @@ impl TypeAlias {
             true => Some(Scalars(0)),
             false => self.scalars_of(types, ty),
         };
+        let unknown =
+            !character && record.is_none() && types.alias_class(element(types, ty)).is_none();
         Some(GlobalObject {
             record: record.map(|r| self.key[r.0 as usize]),
             scalars: scalars.filter(|_| global.defined),
-            raw: (character && !global.defined)
-                || (record.is_none()
-                    && types.alias_class(element(types, ty)).is_none()
-                    && !character),
+            raw: unknown || (character && !global.defined),
         })
     }
 
@@ -234,15 +233,9 @@ impl TypeAlias {
             return true;
         }
         // … and only the scalars its declared type is made of (a character array: none).
-        let foreign = |g: Option<GlobalObject>, s: Option<Scalars>| match (g, s) {
-            (
-                Some(GlobalObject {
-                    scalars: Some(held),
-                    ..
-                }),
-                Some(s),
-            ) => !held.meets(s),
-            _ => false,
+        let foreign = |g: Option<GlobalObject>, s: Option<Scalars>| {
+            let held = g.and_then(|g| g.scalars);
+            matches!((held, s), (Some(held), Some(s)) if !held.meets(s))
         };
         if foreign(a.global, b.scalar) || foreign(b.global, a.scalar) {
             return true;

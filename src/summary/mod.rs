@@ -26,6 +26,7 @@ pub mod print;
 pub mod remap;
 pub mod shared;
 pub mod sorted_set;
+mod stored_sets;
 pub mod threads;
 pub mod value;
 
@@ -231,6 +232,8 @@ pub struct Context<'a> {
     /// call graph (address used, a named entry). `None`: any function may be; no formal of a
     /// collapsed SCC is then owned ([`owned`]).
     pub called_from_outside: Option<Vec<bool>>,
+    /// Collapsed SCCs reused from the store whose sets are not rebuilt yet ([`stored_sets`]).
+    pending_sets: stored_sets::PendingSets,
 }
 
 impl<'a> Context<'a> {
@@ -264,6 +267,7 @@ impl<'a> Context<'a> {
             strict_publication: false,
             called_from_outside: None,
             shared_sets: Default::default(),
+            pending_sets: Default::default(),
         }
     }
 
@@ -323,8 +327,9 @@ impl SccAnalysis for Context<'_> {
     fn stored(&self, scc: &Scc) -> Option<Vec<bool>> {
         let store = self.store?;
         let facts = store.reuse(scc)?;
-        if self.collapsed(scc) {
-            self.reshare(store, scc, &facts);
+        if let (true, Some(&first)) = (self.collapsed(scc), scc.functions.first()) {
+            self.pending_sets
+                .add(self.cg.scc_of[first.index()], facts.clone());
         }
         let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         for (&f, facts) in scc.functions.iter().zip(&facts) {
@@ -336,7 +341,9 @@ impl SccAnalysis for Context<'_> {
     }
 
     fn load(&self, f: FuncId) -> Option<Summary> {
-        self.store?.load(f, &self.shared_sets)
+        let store = self.store?;
+        self.rebuild_sets_reached(store, f);
+        store.load(f, &self.shared_sets)
     }
 
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
@@ -386,39 +393,6 @@ impl Context<'_> {
         acc.stats.owned_formals += set.owned_formals;
         acc.stats.owned_accesses += set.owned_accesses;
         set
-    }
-
-    /// A stored collapsed SCC: its set, rebuilt from its members' stored summaries (their
-    /// own accesses: it is a function of them). A member the store lost leaves the set out;
-    /// loading a summary that refers to it then fails, and the run is repeated
-    /// ([`SummaryStore::lost`]).
-    fn reshare(&self, store: &dyn SummaryStore, scc: &Scc, facts: &[Option<SummaryFacts>]) {
-        use rayon::prelude::*;
-        let Some(&name) = scc.functions.first() else {
-            return;
-        };
-        // The members refer to the set being rebuilt: a stand-in resolves its name (the build
-        // reads only their own accesses).
-        let mut sets = self
-            .shared_sets
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let stand_in = SharedAccesses::empty(name, scc.functions.len());
-        sets.insert(name, Arc::new(stand_in));
-        let sets = SharedSets::new(sets);
-        let members: Option<Vec<Option<Arc<Summary>>>> = scc
-            .functions
-            .par_iter()
-            .zip(facts)
-            .map(|(&f, facts)| match facts {
-                Some(_) => store.load(f, &sets).map(|s| Some(Arc::new(s))),
-                None => Some(None),
-            })
-            .collect();
-        if let Some(members) = members {
-            self.share(scc, &members);
-        }
     }
 }
 
@@ -575,6 +549,9 @@ pub struct Setup<'a> {
     pub strict_publication: bool,
     /// [`Context::called_from_outside`].
     pub called_from_outside: Option<Vec<bool>>,
+    /// Asked once every SCC is done: whether the caller reads every kept summary (the sets of
+    /// reused collapsed SCCs are then rebuilt, [`stored_sets`]). `None`: it does.
+    pub sets_needed: Option<Box<dyn FnOnce() -> bool + 'a>>,
 }
 
 impl Default for Setup<'_> {
@@ -585,6 +562,7 @@ impl Default for Setup<'_> {
             collapse_at: DEFAULT_COLLAPSE_AT,
             strict_publication: false,
             called_from_outside: None,
+            sets_needed: None,
         }
     }
 }
@@ -606,6 +584,9 @@ pub fn compute_with_store(
     ctx.strict_publication = setup.strict_publication;
     ctx.called_from_outside = setup.called_from_outside;
     let schedule = schedule::run_with(cg, &ctx, options);
+    if setup.sets_needed.is_none_or(|needed| needed()) {
+        ctx.rebuild_pending_sets();
+    }
     let mut stats = summary_stats(program, &ctx);
     stats.failed_sccs = schedule.failed.len();
     stats.nonconverged_sccs = schedule.stats.nonconverged;
