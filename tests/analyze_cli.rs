@@ -500,4 +500,14 @@ fn a_reused_collapsed_scc_is_rebuilt_only_when_read() {
         v
     };
     assert_eq!(strip(&warm), strip(&cold));
+    // `walker`, which calls into the SCC, edited: analysed again, it loads the summaries of
+    // `walk_a` and `walk_b`, which refer to the set, rebuilt first.
+    let edited = std::fs::read_to_string(&src)
+        .unwrap()
+        .replace("walk_a(8);", "walk_a(8); walk_b(3);");
+    std::fs::write(&src, edited).unwrap();
+    let (warm, err) = run(&cached, &[]);
+    assert!(!err.contains("summaries: 0 SCC(s) analysed"), "{err}");
+    let (cold, _) = run(&["--no-cache"], &[]);
+    assert_eq!(strip(&warm), strip(&cold));
 }

@@ -47,7 +47,8 @@ impl Context<'_> {
             return;
         };
         // Held while rebuilding: a load that needs the set waits for it, and no set is
-        // rebuilt twice.
+        // rebuilt twice. The rebuild runs on this thread alone: a parallel one would let this
+        // worker wait for others of the schedule's pool, which may be waiting for the lock.
         let mut pending = self.pending_sets.lock();
         let mut i = 0;
         while i < pending.len() {
@@ -55,19 +56,19 @@ impl Context<'_> {
             let reached = p.reached_from.get_or_init(|| reaching(self.cg, p.scc));
             if reached[of_f.index()] {
                 let p = pending.swap_remove(i);
-                self.rebuild(store, self.cg.scc(p.scc), &p.facts);
+                self.rebuild(store, self.cg.scc(p.scc), &p.facts, false);
             } else {
                 i += 1;
             }
         }
     }
 
-    /// Rebuilds every pending set.
+    /// Rebuilds every pending set (once the schedule is done: in parallel).
     pub(super) fn rebuild_pending_sets(&self) {
         let Some(store) = self.store else { return };
         let pending = std::mem::take(&mut *self.pending_sets.lock());
         for p in pending {
-            self.rebuild(store, self.cg.scc(p.scc), &p.facts);
+            self.rebuild(store, self.cg.scc(p.scc), &p.facts, true);
         }
     }
 
@@ -75,7 +76,13 @@ impl Context<'_> {
     /// own accesses: it is a function of them). A member the store lost leaves the set out;
     /// loading a summary that refers to it then fails, and the run is repeated
     /// ([`SummaryStore::lost`]).
-    fn rebuild(&self, store: &dyn SummaryStore, scc: &Scc, facts: &[Option<SummaryFacts>]) {
+    fn rebuild(
+        &self,
+        store: &dyn SummaryStore,
+        scc: &Scc,
+        facts: &[Option<SummaryFacts>],
+        parallel: bool,
+    ) {
         use rayon::prelude::*;
         let Some(&name) = scc.functions.first() else {
             return;
@@ -90,15 +97,14 @@ impl Context<'_> {
         let stand_in = SharedAccesses::empty(name, scc.functions.len());
         sets.insert(name, Arc::new(stand_in));
         let sets = SharedSets::new(sets);
-        let members: Option<Vec<Option<Arc<super::Summary>>>> = scc
-            .functions
-            .par_iter()
-            .zip(facts)
-            .map(|(&f, facts)| match facts {
-                Some(_) => store.load(f, &sets).map(|s| Some(Arc::new(s))),
-                None => Some(None),
-            })
-            .collect();
+        let load = |(&f, facts): (&FuncId, &Option<SummaryFacts>)| match facts {
+            Some(_) => store.load(f, &sets).map(|s| Some(Arc::new(s))),
+            None => Some(None),
+        };
+        let members: Option<Vec<Option<Arc<super::Summary>>>> = match parallel {
+            true => scc.functions.par_iter().zip(facts).map(load).collect(),
+            false => scc.functions.iter().zip(facts).map(load).collect(),
+        };
         if let Some(members) = members {
             self.share(scc, &members);
         }
