@@ -55,7 +55,9 @@ impl Context<'_> {
             let p = &pending[i];
             let reached = p.reached_from.get_or_init(|| reaching(self.cg, p.scc));
             if reached[of_f.index()] {
-                let p = pending.swap_remove(i);
+                // In the order they were reused, callees first: a set is rebuilt before the
+                // sets of SCCs above it, whose members refer to it.
+                let p = pending.remove(i);
                 self.rebuild(store, self.cg.scc(p.scc), &p.facts, false);
             } else {
                 i += 1;
