@@ -511,3 +511,57 @@ fn a_reused_collapsed_scc_is_rebuilt_only_when_read() {
     let (cold, _) = run(&["--no-cache"], &[]);
     assert_eq!(strip(&warm), strip(&cold));
 }
+
+/// Three collapsed SCCs, each calling the one below: a re-analysed caller of the top one
+/// rebuilds all three sets, each before the sets that refer to it (no entry found corrupt),
+/// and reports what a cold run does.
+#[test]
+fn stacked_collapsed_sccs_are_rebuilt_callees_first() {
+    const PROGRAM: &str = "#include <pthread.h>
+static int xa, xb, xc;
+static void a2(int n);
+static void a1(int n) { xa++; if (n) a2(n - 1); }
+static void a2(int n) { xa--; if (n) a1(n - 1); }
+static void b2(int n);
+static void b1(int n) { xb++; a1(n); if (n) b2(n - 1); }
+static void b2(int n) { xb--; if (n) b1(n - 1); }
+static void c2(int n);
+static void c1(int n) { xc++; b1(n); if (n) c2(n - 1); }
+static void c2(int n) { xc--; if (n) c1(n - 1); }
+static void *walker(void *arg) { (void)arg; c1(3); return 0; }
+int main(void)
+{
+    pthread_t t1, t2;
+    pthread_create(&t1, 0, walker, 0);
+    pthread_create(&t2, 0, walker, 0);
+    return 0;
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let src = dir.path().join("prog.c");
+    let run = |cached: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_relay"));
+        cmd.args(["analyze", "--collapse-scc", "2", "--format", "json"]);
+        match cached {
+            true => cmd.arg("--cache").arg(&cache),
+            false => cmd.arg("--no-cache"),
+        };
+        let out = cmd.arg(&src).output().expect("relay runs");
+        let mut report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["stats"]["times"] = serde_json::Value::Null;
+        (report, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    std::fs::write(&src, PROGRAM).unwrap();
+    let (_, err) = run(true);
+    assert!(err.contains("0 reused from the cache"), "cold: {err}");
+    std::fs::write(
+        &src,
+        PROGRAM.replace("c1(3); return", "c1(3); c2(1); return"),
+    )
+    .unwrap();
+    let (warm, err) = run(true);
+    assert!(!err.contains("summaries: 0 SCC(s) analysed"), "{err}");
+    assert!(!err.contains("corrupt"), "{err}");
+    assert_eq!(warm, run(false).0);
+}
