@@ -404,11 +404,10 @@ impl SummaryRun<'_> {
                 *saved = store.and_then(|s| SavedRun::find(s, &key));
                 saved.is_none()
             };
-            let sets_needed: Box<dyn FnOnce() -> bool + '_> = match findings {
-                true => Box::new(|| c.lost() != 0 || look(&mut saved)),
-                false => Box::new(|| true),
-            };
-            let mut sums = self.compute(Some(&c), Some(sets_needed));
+            let sets_needed = findings.then(|| -> Box<dyn FnOnce() -> bool + '_> {
+                Box::new(|| c.lost() != 0 || look(&mut saved))
+            });
+            let mut sums = self.compute(Some(&c), sets_needed);
             if let Some(run) = saved {
                 return (sums, Some(run), Some(c.stats()));
             }
