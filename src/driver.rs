@@ -33,6 +33,8 @@ pub struct UnitReport {
     pub from_cache: bool,
     /// Its key in the cache ([`tu::unit_key`]), when a cache is used and it could be read.
     pub key: Option<Key>,
+    /// Definitions not decoded from the cache: an earlier unit holds the same one.
+    pub copies_skipped: usize,
 }
 
 /// A unit's cache key and size, as [`probe`] found them.
@@ -67,10 +69,43 @@ pub struct Build {
     pub units_parsed: usize,
     /// Units loaded from the cache.
     pub units_reused: usize,
+    /// Definitions of units loaded from the cache left undecoded: an earlier unit held the
+    /// same `static` definition.
+    pub copies_skipped: usize,
 }
 
 /// Reads, parses, lowers and links every input on `pool`.
 pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'_>) -> Build {
+    let copies: Vec<Option<tu::UnitCopies>> = match options.cache {
+        Some(store) => pool.install(|| {
+            options
+                .probed
+                .par_iter()
+                .map(|p| p.and_then(|p| store.get_value(tu::COPIES_KIND, &p.key)))
+                .collect()
+        }),
+        None => Vec::new(),
+    };
+    let skip = tu::duplicate_copies(&copies);
+    let build = build_skipping(inputs, pool, options, &skip);
+    // A unit that lists its copies provides the bodies later units skipped: if one was not
+    // linked after all (its text vanished and its entry was corrupt), link without skipping.
+    let lost = |(i, u): (usize, &UnitReport)| {
+        copies.get(i).is_some_and(Option::is_some) && u.load_error.is_some()
+    };
+    if build.units.iter().enumerate().any(lost) {
+        return build_skipping(inputs, pool, options, &[]);
+    }
+    build
+}
+
+/// [`build`], leaving out of the `i`-th unit loaded from the cache its definitions `skip[i]`.
+fn build_skipping(
+    inputs: &[Input],
+    pool: &rayon::ThreadPool,
+    options: BuildOptions<'_>,
+    skip: &[Vec<u32>],
+) -> Build {
     let names = Arc::new(Names::new());
     let linker = Mutex::new(Linker::new(names.clone()));
     let progress = Progress::new(options.progress, "front end", "units", inputs.len() as u64);
@@ -80,7 +115,8 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
             .par_iter()
             .enumerate()
             .map(|(i, input)| {
-                let report = read_unit(i, input, &names, &linker, options);
+                let skip = skip.get(i).map_or(&[][..], Vec::as_slice);
+                let report = read_unit(i, input, &names, &linker, options, skip);
                 let read = bytes.fetch_add(report.bytes, Ordering::Relaxed) + report.bytes;
                 progress.advance_with(1, || format!(", {} MiB read", read >> 20));
                 report
@@ -96,32 +132,35 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
     drop(beat);
     let units_reused = units.iter().filter(|u| u.from_cache).count();
     let units_parsed = units.iter().filter(|u| u.load_error.is_none()).count() - units_reused;
+    let copies_skipped = units.iter().map(|u| u.copies_skipped).sum();
     Build {
         program,
         units,
         units_parsed,
         units_reused,
+        copies_skipped,
     }
 }
 
-/// Reads and hashes the inputs while each one's IR is in `store`, and stops at the first that
-/// is not (its text changed, or it cannot be read): by input index, the units found (`None`
-/// for those not looked at or missing). All are `Some` only when every unit is stored, which
-/// is what a run with unchanged inputs needs to know; the others save [`build`] reading them
-/// again.
+/// Reads and hashes the inputs while each one's IR is in `store`, and stops once more than an
+/// eighth of them are not (their text changed, or they cannot be read: a cold run): by input
+/// index, the units found (`None` for those not looked at or missing). All are `Some` only
+/// when every unit is stored, which is what a run with unchanged inputs needs to know; the
+/// others save [`build`] reading them again and let it skip their duplicate definitions.
 pub fn probe(
     inputs: &[Input],
     pool: &rayon::ThreadPool,
     store: &Store,
     progress: bool,
 ) -> Vec<Option<ProbedUnit>> {
-    let missed = std::sync::atomic::AtomicBool::new(false);
+    let missed = AtomicU64::new(0);
+    let give_up = inputs.len() as u64 / 8;
     let progress = Progress::new(progress, "checking inputs", "units", inputs.len() as u64);
     let found = pool.install(|| {
         inputs
             .par_iter()
             .map(|input| {
-                if missed.load(Ordering::Relaxed) {
+                if missed.load(Ordering::Relaxed) > give_up {
                     return None;
                 }
                 let found = input.load().ok().and_then(|text| {
@@ -135,7 +174,7 @@ pub fn probe(
                         })
                 });
                 if found.is_none() {
-                    missed.store(true, Ordering::Relaxed);
+                    missed.fetch_add(1, Ordering::Relaxed);
                 }
                 progress.advance(1);
                 found
@@ -153,6 +192,7 @@ fn read_unit(
     names: &Arc<Names>,
     linker: &Mutex<Linker>,
     options: BuildOptions<'_>,
+    skip: &[u32],
 ) -> UnitReport {
     let mut report = UnitReport {
         tu: input.display_name(),
@@ -160,7 +200,7 @@ fn read_unit(
     };
     let probed = options.probed.get(i).copied().flatten();
     let stored = probed.zip(options.cache).and_then(|(p, store)| {
-        let unit = load_stored(store, &p.key, names)?;
+        let unit = load_stored(store, &p.key, names, skip)?;
         Some((unit, p))
     });
     if let Some((out, p)) = stored {
@@ -204,6 +244,7 @@ fn read_unit(
             let out = lower_unit_with(report.tu.clone(), &text, names, on_item);
             let out = LoadedUnit {
                 unit: out.unit,
+                skipped: Vec::new(),
                 external_decls: out.external_decls,
                 function_definitions: out.function_definitions,
                 parse_errors: out.parse_errors,
@@ -231,17 +272,19 @@ fn link_unit(
     report.external_decls = out.external_decls;
     report.function_definitions = out.function_definitions;
     report.parse_errors = out.parse_errors;
+    report.copies_skipped = out.skipped.len();
     linker
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .add(i as u32, out.unit);
+        .add_skipping(i as u32, out.unit, &out.skipped);
     report
 }
 
-/// The unit stored under `key`, if it is there and decodes (a corrupt entry is invalidated).
-fn load_stored(store: &Store, key: &Key, names: &Names) -> Option<LoadedUnit> {
+/// The unit stored under `key` without its definitions `skip`, if it is there and decodes (a
+/// corrupt entry is invalidated).
+fn load_stored(store: &Store, key: &Key, names: &Names, skip: &[u32]) -> Option<LoadedUnit> {
     let cached = store.get_value::<CachedUnit>(tu::KIND, key)?;
-    match cached.into_program(names) {
+    match cached.into_program(names, skip) {
         Ok(unit) => Some(unit),
         Err(e) => {
             store.invalidate(tu::KIND, key, &Corruption::Decode(format!("{e:#}")));
@@ -260,7 +303,7 @@ fn lower_cached(
     text: &str,
     names: &Names,
 ) -> Option<(LoadedUnit, bool)> {
-    if let Some(unit) = load_stored(store, key, names) {
+    if let Some(unit) = load_stored(store, key, names, &[]) {
         return Some((unit, true));
     }
     let own = Names::new();
@@ -270,5 +313,9 @@ fn lower_cached(
     });
     let cached = CachedUnit::from_lowered(&own, out, functions);
     store.put_value_or_warn(tu::KIND, key, &cached);
-    cached.into_program(names).ok().map(|unit| (unit, false))
+    store.put_value_or_warn(tu::COPIES_KIND, key, &cached.copies());
+    cached
+        .into_program(names, &[])
+        .ok()
+        .map(|unit| (unit, false))
 }

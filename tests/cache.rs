@@ -68,12 +68,15 @@ fn build(paths: &[PathBuf], store: Option<&Store>, list_functions: bool) -> Buil
         .stack_size(16 << 20)
         .build()
         .unwrap();
+    // As `relay analyze` does: units found in the cache are loaded by their key, and skip
+    // the definitions an earlier unit holds too.
+    let probed = store.map_or_else(Vec::new, |s| driver::probe(&inputs, &pool, s, false));
     let options = BuildOptions {
         list_functions,
         syntax_only: false,
         cache: store,
         progress: false,
-        probed: &[],
+        probed: &probed,
     };
     driver::build(&inputs, &pool, options)
 }
@@ -189,6 +192,16 @@ fn warm_build_links_the_same_program_from_the_cache() {
     let warm = build(&paths, Some(&store), true);
     assert_eq!((warm.units_parsed, warm.units_reused), (0, n));
     assert!(warm.units.iter().all(|u| u.from_cache));
+    let skipped: Vec<&str> = warm
+        .units
+        .iter()
+        .filter(|u| u.copies_skipped > 0)
+        .map(|u| u.tu.as_str())
+        .collect();
+    assert!(
+        skipped.iter().any(|u| u.ends_with("shared_b.i")),
+        "shared_b's copy of `twice` is not loaded: shared_a holds it ({skipped:?})"
+    );
     assert_eq!(
         describe(&warm),
         expected,
@@ -356,7 +369,13 @@ fn relay_parse_and_relay_cache_on_the_command_line() {
     let stats = relay(&["cache", "stats"], dir.path());
     assert!(stats.status.success());
     let text = stdout(&stats);
-    assert!(text.contains(&format!("{:<8} {:>10}", "tu", n)), "{text}");
+    let row = |kind: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(kind))
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+    };
+    assert_eq!(row("tu"), Some(n.to_string()), "{text}");
+    assert_eq!(row("tu-copies"), Some(n.to_string()), "{text}");
     assert!(text.lines().any(|l| l.starts_with("total")), "{text}");
 
     // A damaged entry is reported once, with the reason, and recomputed.
@@ -382,7 +401,8 @@ fn relay_parse_and_relay_cache_on_the_command_line() {
 
     let cleared = relay(&["cache", "clear"], dir.path());
     assert!(
-        stdout(&cleared).starts_with(&format!("removed {n} entries")),
+        // Each unit is two entries: its IR and its list of `static` definitions.
+        stdout(&cleared).starts_with(&format!("removed {} entries", 2 * n)),
         "{}",
         stdout(&cleared)
     );

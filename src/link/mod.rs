@@ -198,6 +198,15 @@ impl Program {
 }
 
 /// Collects lowered units (in any order) and links them; see the module documentation.
+/// A unit's `static` definition that the driver did not load because a unit with a lower index
+/// holds the same one (same name, same text hash), which the linker keeps instead: it counts as
+/// a copy and names the unit's own static function, but carries no body.
+#[derive(Copy, Clone, Debug)]
+pub struct SkippedCopy {
+    pub name: Name,
+    pub hash: u64,
+}
+
 pub struct Linker {
     names: Arc<Names>,
     units: Vec<LinkedUnit>,
@@ -404,6 +413,12 @@ impl Linker {
     /// Adds one lowered unit. Units may come in any order, but each `unit_index` at most once.
     /// Duplicate bodies that lose to a copy already held are dropped here without being walked.
     pub fn add(&mut self, unit_index: u32, unit: UnitIr) {
+        self.add_skipping(unit_index, unit, &[]);
+    }
+
+    /// [`Linker::add`] of a unit whose definitions `skipped` were left out of it: a unit with
+    /// a lower index provides each of them.
+    pub fn add_skipping(&mut self, unit_index: u32, unit: UnitIr, skipped: &[SkippedCopy]) {
         let u = unit_index;
         let UnitIr {
             name,
@@ -467,14 +482,12 @@ impl Linker {
                     Some(h) => (f.name, h, NONE),
                     None => (f.name, i as u64, u),
                 };
-                let syms = &mut self.fn_syms;
-                let sym = *self
-                    .internal_keys
-                    .entry(key)
-                    .or_insert_with(|| new_sym(syms, f.name, true));
-                static_defs.entry(f.name).or_insert(sym);
-                self.fn_syms[sym as usize].copies += 1;
-                sym
+                internal_copy(
+                    &mut self.internal_keys,
+                    &mut self.fn_syms,
+                    key,
+                    &mut static_defs,
+                )
             } else {
                 let sym = external_sym(&mut self.external_keys, &mut self.fn_syms, f.name);
                 self.fn_syms[sym as usize].def_hashes.push(hash);
@@ -493,6 +506,17 @@ impl Linker {
                 });
                 f_walk.push(sym);
             }
+        }
+
+        for copy in skipped {
+            self.definitions += 1;
+            let key = (copy.name, copy.hash, NONE);
+            internal_copy(
+                &mut self.internal_keys,
+                &mut self.fn_syms,
+                key,
+                &mut static_defs,
+            );
         }
 
         // Declarations: every name gets an entry unless it is this unit's own static function.
@@ -549,6 +573,22 @@ impl Linker {
             diagnostics,
         });
     }
+}
+
+/// The symbol of a `static` definition keyed `(name, text hash or index, unit)`, counted as one
+/// more copy and recorded as its unit's function of that name.
+fn internal_copy(
+    keys: &mut FxHashMap<(Name, u64, u32), u32>,
+    syms: &mut Vec<FnSym>,
+    key: (Name, u64, u32),
+    static_defs: &mut FxHashMap<Name, u32>,
+) -> u32 {
+    let sym = *keys
+        .entry(key)
+        .or_insert_with(|| new_sym(syms, key.0, true));
+    static_defs.entry(key.0).or_insert(sym);
+    syms[sym as usize].copies += 1;
+    sym
 }
 
 #[cfg(test)]
