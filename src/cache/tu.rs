@@ -26,7 +26,7 @@ use crate::frontend::linemap::Location;
 use crate::frontend::lower::LowerOutput;
 use crate::frontend::{Diagnostic, FunctionInfo};
 use crate::ir::names::Names;
-use crate::ir::rename::rename_unit;
+use crate::ir::rename::{rename_unit, InternOnUse, NameMap};
 use crate::ir::{Function, Linkage, Name, UnitIr};
 use crate::link::SkippedCopy;
 
@@ -162,7 +162,6 @@ impl CachedUnit {
     /// indices `skip`. Fails only on an entry that does not describe a unit (a name out of
     /// range, a type table that is not hash-consed, a body that does not decode).
     pub fn into_program(self, names: &Names, skip: &[u32]) -> Result<LoadedUnit> {
-        let map: Vec<Name> = self.names.iter().map(|s| names.intern(s)).collect();
         let mut unit = self.unit;
         let (functions, function_hashes, skipped) = decode_bodies(
             &self.heads,
@@ -170,11 +169,19 @@ impl CachedUnit {
             &self.body_ends,
             &unit.function_hashes,
             skip,
-            &map,
         )?;
         unit.functions = functions;
         unit.function_hashes = function_hashes;
-        rename_unit(&mut unit, &map)?;
+        let mut map = rename_unit(&mut unit, InternOnUse::new(&self.names, names))?;
+        let skipped = skipped
+            .into_iter()
+            .map(|mut copy| {
+                copy.name = map
+                    .new_name(copy.name)
+                    .ok_or_else(|| anyhow::anyhow!("name {} out of range", copy.name.0))?;
+                Ok(copy)
+            })
+            .collect::<Result<_>>()?;
         Ok(LoadedUnit {
             unit,
             skipped,
@@ -201,7 +208,7 @@ impl CachedUnit {
 }
 
 /// The definitions not at the indices `skip` decoded (with their hashes), and the skipped ones
-/// as copies under the program's names (`map`).
+/// as copies (under the unit's names).
 type Decoded = (Vec<Function>, Vec<u64>, Vec<SkippedCopy>);
 
 fn decode_bodies(
@@ -210,7 +217,6 @@ fn decode_bodies(
     ends: &[u64],
     hashes: &[u64],
     skip: &[u32],
-    map: &[Name],
 ) -> Result<Decoded> {
     anyhow::ensure!(
         heads.len() == ends.len() && hashes.len() == ends.len(),
@@ -229,12 +235,8 @@ fn decode_bodies(
             .ok_or_else(|| anyhow::anyhow!("body {i} out of range"))?;
         start = end;
         if skip.next_if_eq(&(i as u32)).is_some() {
-            let name = heads[i].0;
-            let name = *map
-                .get(name.0 as usize)
-                .ok_or_else(|| anyhow::anyhow!("name {} out of range", name.0))?;
             skipped.push(SkippedCopy {
-                name,
+                name: heads[i].0,
                 hash: hashes[i],
             });
             continue;

@@ -10,16 +10,72 @@ use super::{
     Declared, Expr, FuncRef, Function, Global, GlobalKind, Local, Lval, Name, Offset, TypeId,
     TypeTable, UnitIr,
 };
+use crate::ir::names::Names;
+
+/// Where a [`Renamer`] finds each name's new id.
+pub trait NameMap {
+    /// The new name of `old`, or `None` if `old` is not one of the names mapped.
+    fn new_name(&mut self, old: Name) -> Option<Name>;
+}
+
+/// Marks a name that a table of new names leaves unmapped.
+pub const UNMAPPED: Name = Name(u32::MAX);
+
+/// A table of new names by old id ([`UNMAPPED`] for none).
+impl NameMap for &[Name] {
+    fn new_name(&mut self, old: Name) -> Option<Name> {
+        self.get(old.0 as usize).copied().filter(|&n| n != UNMAPPED)
+    }
+}
+
+/// Old names as strings, interned into `names` the first time each is met: a cached unit's
+/// names that only its skipped definitions use are never interned.
+pub struct InternOnUse<'a> {
+    strings: &'a [String],
+    names: &'a Names,
+    map: Vec<Name>,
+}
+
+impl<'a> InternOnUse<'a> {
+    pub fn new(strings: &'a [String], names: &'a Names) -> Self {
+        InternOnUse {
+            strings,
+            names,
+            map: vec![UNMAPPED; strings.len()],
+        }
+    }
+}
+
+impl NameMap for InternOnUse<'_> {
+    fn new_name(&mut self, old: Name) -> Option<Name> {
+        let i = old.0 as usize;
+        let slot = self.map.get_mut(i)?;
+        if *slot == UNMAPPED {
+            *slot = self.names.intern(&self.strings[i]);
+        }
+        Some(*slot)
+    }
+}
+
+/// Records which names are met, renaming nothing.
+pub struct UsedNames(pub Vec<bool>);
+
+impl NameMap for UsedNames {
+    fn new_name(&mut self, old: Name) -> Option<Name> {
+        *self.0.get_mut(old.0 as usize)? = true;
+        Some(old)
+    }
+}
 
 /// Renames every [`Name`] through `map` (old id → new name). Structs are destructured in full
 /// so that a new field holding a name cannot be missed silently.
-pub struct Renamer<'a> {
-    map: &'a [Name],
+pub struct Renamer<M> {
+    map: M,
     out_of_range: bool,
 }
 
-impl<'a> Renamer<'a> {
-    pub fn new(map: &'a [Name]) -> Self {
+impl<M: NameMap> Renamer<M> {
+    pub fn new(map: M) -> Self {
         Renamer {
             map,
             out_of_range: false,
@@ -28,13 +84,18 @@ impl<'a> Renamer<'a> {
 
     /// Fails if some name was not in the map.
     pub fn finish(self) -> Result<()> {
+        self.into_map().map(drop)
+    }
+
+    /// The map, once every name was renamed; fails if some name was not in it.
+    pub fn into_map(self) -> Result<M> {
         ensure!(!self.out_of_range, "a name is out of range");
-        Ok(())
+        Ok(self.map)
     }
 
     pub fn name(&mut self, n: &mut Name) {
-        match self.map.get(n.0 as usize) {
-            Some(m) => *n = *m,
+        match self.map.new_name(*n) {
+            Some(m) => *n = m,
             None => self.out_of_range = true,
         }
     }
@@ -153,7 +214,7 @@ impl<'a> Renamer<'a> {
     }
 }
 
-impl VisitMut for Renamer<'_> {
+impl<M: NameMap> VisitMut for Renamer<M> {
     fn expr(&mut self, e: &mut Expr) {
         match e {
             Expr::Func(FuncRef::Named { name, internal: _ }) => self.name(name),
@@ -182,8 +243,8 @@ impl VisitMut for Renamer<'_> {
     }
 }
 
-/// Renames every name of `unit` through `map`.
-pub fn rename_unit(unit: &mut UnitIr, map: &[Name]) -> Result<()> {
+/// Renames every name of `unit` through `map`, and gives the map back.
+pub fn rename_unit<M: NameMap>(unit: &mut UnitIr, map: M) -> Result<M> {
     let mut r = Renamer::new(map);
     let UnitIr {
         name: _,
@@ -211,5 +272,5 @@ pub fn rename_unit(unit: &mut UnitIr, map: &[Name]) -> Result<()> {
     {
         r.name(name);
     }
-    r.finish()
+    r.into_map()
 }

@@ -11,7 +11,7 @@ use super::{
     FnSym, GSym, LinkStats, LinkedUnit, Linker, Program, ProgramFunction, ProgramGlobal, NONE,
 };
 use crate::ir::names::Names;
-use crate::ir::rename::Renamer;
+use crate::ir::rename::{Renamer, UsedNames, UNMAPPED};
 use crate::ir::types::TypeTable;
 use crate::ir::visit::{self, VisitMut};
 use crate::ir::{Const, Expr, FuncRef, Linkage, Loc, RecordId, TypeId, VarRef};
@@ -346,24 +346,27 @@ fn canonical_names(
     globals: &mut [ProgramGlobal],
     functions: &mut [ProgramFunction],
 ) -> Arc<Names> {
+    let used = used_names(names.len(), types, globals, functions);
     let mut order: Vec<(&str, u32)> = (0..names.len() as u32)
+        .filter(|&i| used[i as usize])
         .map(|i| (names.get(crate::ir::Name(i)), i))
         .collect();
     order.sort_unstable();
     let canonical = Names::new();
-    let mut map = vec![crate::ir::Name(0); order.len()];
+    let mut map = vec![UNMAPPED; names.len()];
     for (s, old) in order {
         map[old as usize] = canonical.intern(s);
     }
-    // Every name of the program is one of `names`: the map has them all.
-    let mut r = Renamer::new(&map);
+    let map = map.as_slice();
+    // Every name of the program is one of `used`: the map has them all.
+    let mut r = Renamer::new(map);
     *types = r.types(types).expect("renaming keeps every type apart");
     for g in globals.iter_mut() {
         r.global(&mut g.global);
     }
     r.finish().expect("every name is in the map");
     functions.par_iter_mut().for_each(|f| {
-        let mut r = Renamer::new(&map);
+        let mut r = Renamer::new(map);
         r.name(&mut f.name);
         if let Some(body) = &mut f.body {
             r.function(body);
@@ -371,4 +374,41 @@ fn canonical_names(
         r.finish().expect("every name is in the map");
     });
     Arc::new(canonical)
+}
+
+/// Which of `n` names the program uses. Only those are numbered: the names a run interned
+/// besides them depend on how its units were loaded (a cached unit's skipped definitions'
+/// names are never interned), and must not shift the ids.
+fn used_names(
+    n: usize,
+    types: &TypeTable,
+    globals: &mut [ProgramGlobal],
+    functions: &mut [ProgramFunction],
+) -> Vec<bool> {
+    let mut r = Renamer::new(UsedNames(vec![false; n]));
+    r.types(types).expect("marking names keeps every type apart");
+    for g in globals.iter_mut() {
+        r.global(&mut g.global);
+    }
+    let UsedNames(in_data) = r.into_map().expect("every name is below n");
+    functions
+        .par_iter_mut()
+        .fold(
+            || Renamer::new(UsedNames(vec![false; n])),
+            |mut r, f| {
+                r.name(&mut f.name);
+                if let Some(body) = &mut f.body {
+                    r.function(body);
+                }
+                r
+            },
+        )
+        .map(|r| r.into_map().expect("every name is below n").0)
+        .reduce(
+            || in_data.clone(),
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+                a
+            },
+        )
 }
