@@ -163,15 +163,19 @@ pub fn probe(
                 if missed.load(Ordering::Relaxed) > give_up {
                     return None;
                 }
-                let found = input.load().ok().and_then(|text| {
-                    let key = tu::unit_key(&input.display_name(), &text);
+                let name = input.display_name();
+                let keyed = match input {
+                    Input::Preprocessed(path) => tu::file_key(&name, path).ok(),
+                    Input::Source { .. } => input
+                        .load_bytes()
+                        .ok()
+                        .map(|text| (tu::unit_key(&name, &text), text.len() as u64)),
+                };
+                let found = keyed.and_then(|(key, bytes)| {
                     store
                         .entry_path(tu::KIND, &key)
                         .exists()
-                        .then_some(ProbedUnit {
-                            key,
-                            bytes: text.len() as u64,
-                        })
+                        .then_some(ProbedUnit { key, bytes })
                 });
                 if found.is_none() {
                     missed.fetch_add(1, Ordering::Relaxed);
@@ -209,14 +213,16 @@ fn read_unit(
         report.from_cache = true;
         return link_unit(i, report, out, linker, options);
     }
-    let text = match input.load() {
+    let raw = match input.load_bytes() {
         Ok(t) => t,
         Err(e) => {
             report.load_error = Some(format!("{e:#}"));
             return report;
         }
     };
-    report.bytes = text.len() as u64;
+    report.bytes = raw.len() as u64;
+    report.key = options.cache.map(|_| tu::unit_key(&report.tu, &raw));
+    let text = crate::frontend::input::into_text(raw);
     let mut functions = Vec::new();
     let mut on_item = |item: &ItemView<'_>| {
         if options.list_functions {
@@ -233,7 +239,6 @@ fn read_unit(
         report.parse_errors = summary.errors;
         return report;
     }
-    report.key = options.cache.map(|_| tu::unit_key(&report.tu, &text));
     let cached = options
         .cache
         .zip(report.key.as_ref())

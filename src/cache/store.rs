@@ -106,6 +106,35 @@ impl KeyBuilder {
         self.bytes(s.as_bytes())
     }
 
+    /// [`KeyBuilder::bytes`] of the `len` bytes `reader` gives; fails if it gives another
+    /// number (a file that changed while it was read).
+    pub fn bytes_from(
+        &mut self,
+        len: u64,
+        reader: &mut impl std::io::Read,
+    ) -> std::io::Result<&mut Self> {
+        self.0.update(&len.to_le_bytes());
+        let mut buf = vec![0u8; 1 << 16];
+        let mut read = 0u64;
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.0.update(&buf[..n]);
+                    read += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if read != len {
+            return Err(std::io::Error::other(format!(
+                "read {read} bytes, expected {len}"
+            )));
+        }
+        Ok(self)
+    }
+
     pub fn u64(&mut self, v: u64) -> &mut Self {
         self.0.update(&v.to_le_bytes());
         self

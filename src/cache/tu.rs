@@ -37,9 +37,21 @@ pub const COPIES_KIND: &str = "tu-copies";
 /// The kind name of cached units.
 pub const KIND: &str = "tu";
 
-/// The key of a unit named `tu` whose preprocessed text is `text`.
-pub fn unit_key(tu: &str, text: &str) -> Key {
-    KeyBuilder::new(KIND).str(tu).str(text).finish()
+/// The key of a unit named `tu` whose preprocessed text is `text` (as read: bytes that are
+/// not UTF-8 are hashed as they are).
+pub fn unit_key(tu: &str, text: &[u8]) -> Key {
+    KeyBuilder::new(KIND).str(tu).bytes(text).finish()
+}
+
+/// [`unit_key`] of a preprocessed file and its size, read through a small buffer: probing
+/// every unit of a re-run hashes gigabytes of text, which need not be held.
+pub fn file_key(tu: &str, path: &std::path::Path) -> std::io::Result<(Key, u64)> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut k = KeyBuilder::new(KIND);
+    k.str(tu);
+    k.bytes_from(len, &mut file)?;
+    Ok((k.finish(), len))
 }
 
 /// A source location, as stored (the front end's own type is not deserializable).
@@ -287,4 +299,24 @@ pub fn duplicate_copies(units: &[Option<UnitCopies>]) -> Vec<Vec<u32>> {
                 .collect()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probe hashes a file as it streams it; a unit read whole hashes its bytes: the keys
+    /// agree, also on bytes that are not UTF-8 (the text replaces them, the key does not).
+    #[test]
+    fn a_streamed_file_has_the_key_of_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.i");
+        let mut text = b"int x; /* \xff\xfe */\n".repeat(10_000);
+        text.extend(b"int y;\n");
+        std::fs::write(&path, &text).unwrap();
+        let (key, len) = file_key("u.i", &path).unwrap();
+        assert_eq!(len, text.len() as u64);
+        assert_eq!(key, unit_key("u.i", &text));
+        assert_ne!(key, unit_key("v.i", &text));
+    }
 }

@@ -32,11 +32,14 @@ impl Input {
 
     /// Reads or preprocesses the unit. Invalid UTF-8 is replaced, not rejected.
     pub fn load(&self) -> Result<String> {
+        self.load_bytes().map(into_text)
+    }
+
+    /// The preprocessed text as bytes, before [`into_text`] (what a unit's cache key hashes).
+    pub fn load_bytes(&self) -> Result<Vec<u8>> {
         match self {
             Input::Preprocessed(p) => {
-                let bytes =
-                    std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
-                Ok(into_text(bytes))
+                std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
             }
             Input::Source {
                 file,
@@ -48,11 +51,12 @@ impl Input {
     }
 }
 
-fn into_text(bytes: Vec<u8>) -> String {
+/// Preprocessed bytes as text; invalid UTF-8 is replaced.
+pub fn into_text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn preprocess(compiler: &str, args: &[String], file: &Path, dir: &Path) -> Result<String> {
+fn preprocess(compiler: &str, args: &[String], file: &Path, dir: &Path) -> Result<Vec<u8>> {
     let out = Command::new(compiler)
         .args(args)
         .arg("-E")
@@ -69,7 +73,7 @@ fn preprocess(compiler: &str, args: &[String], file: &Path, dir: &Path) -> Resul
             first.join(" | ")
         );
     }
-    Ok(into_text(out.stdout))
+    Ok(out.stdout)
 }
 
 /// How `.c` files named on the command line are preprocessed.

@@ -1,6 +1,7 @@
 //! Program-wide interned names, shared by all units lowered in parallel.
 
 use lasso::{Key, ThreadedRodeo};
+use rustc_hash::FxBuildHasher;
 
 use super::Name;
 
@@ -15,8 +16,11 @@ unsafe impl Key for Name {
 }
 
 /// A concurrent string interner: units lowered on different threads agree on every [`Name`].
+///
+/// Hashed with FxHash, not SipHash: names come from the program, and every `get` hashes the
+/// id (resolving is a hash-map lookup in `ThreadedRodeo`), millions of times per run.
 pub struct Names {
-    rodeo: ThreadedRodeo<Name>,
+    rodeo: ThreadedRodeo<Name, FxBuildHasher>,
 }
 
 impl Default for Names {
@@ -28,7 +32,7 @@ impl Default for Names {
 impl Names {
     pub fn new() -> Self {
         Names {
-            rodeo: ThreadedRodeo::new(),
+            rodeo: ThreadedRodeo::with_hasher(FxBuildHasher),
         }
     }
     pub fn intern(&self, s: &str) -> Name {

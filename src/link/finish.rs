@@ -386,7 +386,8 @@ fn used_names(
     functions: &mut [ProgramFunction],
 ) -> Vec<bool> {
     let mut r = Renamer::new(UsedNames(vec![false; n]));
-    r.types(types).expect("marking names keeps every type apart");
+    r.types(types)
+        .expect("marking names keeps every type apart");
     for g in globals.iter_mut() {
         r.global(&mut g.global);
     }
