@@ -8,6 +8,20 @@ use relay::cli::{self, exit};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc's `mi_option_purge_delay` (its position in `mi_option_t`, v2 and v3 alike; the sys
+/// crate has no constant for it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Never give freed memory back to the OS before exit. By default mimalloc does so 10 ms after
+/// it is freed, and relay frees and reallocates gigabytes between stages (each cached unit
+/// decoded, linked and dropped): every page given back is faulted in and zeroed again when
+/// reused. Measured on a one-line edit of the kernel defconfig: 63,253 → 1,792 page faults,
+/// 42.9 → 37.9 s CPU. The peak is unchanged: kept pages are what the next allocations reuse.
+fn keep_freed_memory() {
+    // SAFETY: sets one of mimalloc's integer options; any value is valid for this one.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+}
+
 /// relay: a static data-race detector for C.
 #[derive(Parser, Debug)]
 #[command(name = "relay", version, about)]
@@ -37,6 +51,7 @@ enum Command {
 }
 
 fn main() {
+    keep_freed_memory();
     let args = match Cli::try_parse() {
         Ok(a) => a,
         Err(e) => {

@@ -346,8 +346,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         if store.is_some() {
             writeln!(
                 err,
-                "front end: {} unit(s) parsed, {} reused from the cache",
-                totals.units_parsed, totals.units_reused
+                "front end: {} unit(s) parsed, {} reused from the cache ({} identical \
+                 definitions not loaded)",
+                totals.units_parsed, totals.units_reused, totals.copies_skipped
             )?;
             super::report_summary_cache(
                 &mut err,

@@ -163,6 +163,9 @@ pub struct FrontendTotals {
     /// Units parsed and lowered in this run / loaded from the cache.
     pub units_parsed: usize,
     pub units_reused: usize,
+    /// Definitions of reused units not loaded: an earlier unit holds the same `static` one.
+    #[serde(skip)]
+    pub copies_skipped: usize,
     /// Calls to trampolines of the models rewritten as calls through their key's member.
     pub trampoline_calls: usize,
 }
@@ -217,6 +220,7 @@ pub fn build_inputs(
         units: build.units.len(),
         units_parsed: build.units_parsed,
         units_reused: build.units_reused,
+        copies_skipped: build.copies_skipped,
         ..Default::default()
     };
     let mut messages = Vec::new();

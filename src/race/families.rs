@@ -5,7 +5,7 @@
 //! argument — the functions a call to a given function may be passed there (its points-to
 //! targets, as for a thread creation's start routine).
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::callgraph::IndirectCalls;
 use crate::ir::types::{FieldDef, RecordId, TypeKind, TypeTable};
@@ -40,7 +40,12 @@ pub fn family_entries(
     let mut out: Vec<FamilyEntry> = Vec::new();
     let mut seen: FxHashSet<FuncId> = FxHashSet::default();
     let defined = |f: FuncId| program.functions[f.index()].body.is_some();
-    for family in families.iter().filter(|f| switches.is_on(&f.name)) {
+    let on: Vec<&EntryFamily> = families
+        .iter()
+        .filter(|f| switches.is_on(&f.name))
+        .collect();
+    let passed = passed_to(program, pta, &on);
+    for (family, passed) in on.into_iter().zip(passed) {
         let mut found: Vec<FuncId> = (0..program.functions.len() as u32)
             .map(FuncId)
             .filter(|&f| defined(f) && family.names(program.function_name(f)))
@@ -48,9 +53,7 @@ pub fn family_entries(
         for (record, member) in &family.members {
             found.extend(stored_in(program, pta, record, member).filter(|&f| defined(f)));
         }
-        if !family.arguments.is_empty() {
-            found.extend(passed_to(program, pta, &family.arguments).filter(|&f| defined(f)));
-        }
+        found.extend(passed.into_iter().filter(|&f| defined(f)));
         let own_object = family.non_reentrant && trust_non_reentrant;
         for f in found {
             if seen.insert(f) {
@@ -112,39 +115,40 @@ fn members(types: &TypeTable, record: RecordId) -> Vec<&FieldDef> {
     out
 }
 
-/// The functions passed as argument `arg` of a call to a function called `function`, for
-/// every (`function`, `arg`) of `arguments`.
-fn passed_to<'p>(
-    program: &'p Program,
-    pta: &'p PointsTo,
-    arguments: &'p [(String, usize)],
-) -> impl Iterator<Item = FuncId> + 'p {
-    program
-        .functions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, func)| Some((FuncId(i as u32), func.body.as_ref()?)))
-        .flat_map(|(f, body)| {
-            body.blocks
-                .iter()
-                .flat_map(|b| &b.instrs)
-                .map(move |i| (f, i))
-        })
-        .flat_map(move |(f, ins)| {
+/// For each family, the functions passed as argument `arg` of a call to a function called
+/// `function`, for every (`function`, `arg`) of its `arguments`, in the order of the calls.
+fn passed_to(program: &Program, pta: &PointsTo, families: &[&EntryFamily]) -> Vec<Vec<FuncId>> {
+    let mut found: Vec<Vec<FuncId>> = vec![Vec::new(); families.len()];
+    // Callee name → (family, argument index): one pass over the calls serves every family.
+    let mut wanted: FxHashMap<&str, Vec<(usize, usize)>> = FxHashMap::default();
+    for (i, family) in families.iter().enumerate() {
+        for (name, k) in &family.arguments {
+            wanted.entry(name.as_str()).or_default().push((i, *k));
+        }
+    }
+    if wanted.is_empty() {
+        return found;
+    }
+    for (i, func) in program.functions.iter().enumerate() {
+        let f = FuncId(i as u32);
+        let Some(body) = &func.body else { continue };
+        for ins in body.blocks.iter().flat_map(|b| &b.instrs) {
             let Instr::Call { callee, args, .. } = ins else {
-                return Vec::new();
+                continue;
             };
-            let mut out = Vec::new();
             for g in pta.resolve(program, f, callee, args.len()) {
-                let name = program.function_name(g);
-                for (_, k) in arguments.iter().filter(|(n, _)| n == name) {
-                    if let Some(a) = args.get(*k) {
-                        out.extend(pta.function_argument(program, f, a, None));
+                let Some(uses) = wanted.get(program.function_name(g)) else {
+                    continue;
+                };
+                for &(family, k) in uses {
+                    if let Some(a) = args.get(k) {
+                        found[family].extend(pta.function_argument(program, f, a, None));
                     }
                 }
             }
-            out
-        })
+        }
+    }
+    found
 }
 
 /// Whether `f`'s first parameter is a pointer to a struct or union (a `struct work_struct *`,
