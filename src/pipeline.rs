@@ -208,33 +208,54 @@ fn summarize_inner(
     let beat = Heartbeat::start(options.schedule.progress, "points-to");
     let pta = PointsTo::analyze_with_options(program, options.fields, models, options.world)
         .with_signature_filter(options.signature_filter);
-    let families = if findings {
-        race::families::family_entries(
-            program,
-            &pta,
-            models.entry_families(),
-            &options.entries.families,
-            !options.entries.reentrant_families,
-        )
-    } else {
-        Vec::new()
-    };
     drop(beat);
     let t1 = Instant::now();
     let beat = Heartbeat::start(options.schedule.progress, "call graph");
-    let cg = CallGraph::build(program, &pta);
+    // The entry families need only the points-to classes: found beside the call graph (their
+    // time counts as the call graph's).
+    let (cg, families) = rayon::join(
+        || CallGraph::build(program, &pta),
+        || {
+            if findings {
+                race::families::family_entries(
+                    program,
+                    &pta,
+                    models.entry_families(),
+                    &options.entries.families,
+                    !options.entries.reentrant_families,
+                )
+            } else {
+                Vec::new()
+            }
+        },
+    );
     drop(beat);
     let t2 = Instant::now();
-    let cache = store.and_then(|store| summary_cache(store, program, &pta, &cg, models, options));
-    let saved = cache
-        .as_ref()
-        .zip(store)
-        .filter(|_| findings)
-        .and_then(|(c, store)| Some((c, c.stored_program_key()?, store)))
-        .and_then(|(c, program_key, store)| {
-            let run = SavedRun::find(store, &findings_key(&program_key, options))?;
-            Some((c.sccs_with_bodies(), program_key, run))
-        });
+    // Which summaries to keep is needed only when the saved findings are not found at once;
+    // computed beside the SCCs' keys, which are mostly one sequential pass.
+    let ((cache, saved), (keep, called_from_outside)) = rayon::join(
+        || {
+            let cache =
+                store.and_then(|store| summary_cache(store, program, &pta, &cg, models, options));
+            let saved = cache
+                .as_ref()
+                .zip(store)
+                .filter(|_| findings)
+                .and_then(|(c, store)| Some((c, c.stored_program_key()?, store)))
+                .and_then(|(c, program_key, store)| {
+                    let run = SavedRun::find(store, &findings_key(&program_key, options))?;
+                    Some((c.sccs_with_bodies(), program_key, run))
+                });
+            (cache, saved)
+        },
+        || {
+            (
+                summaries_to_keep(program, &pta, &cg, models, keep, &families),
+                collapses(&cg, options.collapse_at)
+                    .then(|| called_from_outside(program, models, &options.entries)),
+            )
+        },
+    );
     if let Some((sccs, program_key, run)) = saved {
         let times = StageTimes::new(t0, t1, t2, Instant::now());
         return Summarized {
@@ -253,7 +274,41 @@ fn summarize_inner(
             }),
         };
     }
-    let keep = match keep {
+    let run = SummaryRun {
+        program,
+        pta: &pta,
+        cg: &cg,
+        models,
+        options,
+        keep,
+        called_from_outside,
+    };
+    let (summaries, findings, cache) = match cache {
+        Some(cache) => run.cached(cache, store, findings),
+        None => (run.compute(None, None), None, None),
+    };
+    let times = StageTimes::new(t0, t1, t2, Instant::now());
+    Summarized {
+        pta,
+        cg,
+        summaries,
+        times,
+        findings,
+        families,
+        cache,
+    }
+}
+
+/// [`summary::Setup::keep`] for what the run keeps (`None`: every summary).
+fn summaries_to_keep(
+    program: &Program,
+    pta: &PointsTo,
+    cg: &CallGraph,
+    models: &Models,
+    keep: Keep<'_>,
+    families: &[race::families::FamilyEntry],
+) -> Option<Vec<bool>> {
+    match keep {
         Keep::Asked(KeepSummaries::All) => None,
         Keep::Asked(KeepSummaries::Functions(fs)) => {
             let mut k = vec![false; program.functions.len()];
@@ -269,33 +324,9 @@ fn summarize_inner(
                 .chain(families.iter().map(|f| f.func))
                 .collect();
             Some(race::entries::summaries_needed(
-                program, &pta, &cg, models, &extra,
+                program, pta, cg, models, &extra,
             ))
         }
-    };
-    let run = SummaryRun {
-        program,
-        pta: &pta,
-        cg: &cg,
-        models,
-        options,
-        keep,
-        called_from_outside: collapses(&cg, options.collapse_at)
-            .then(|| called_from_outside(program, models, &options.entries)),
-    };
-    let (summaries, findings, cache) = match cache {
-        Some(cache) => run.cached(cache, store, findings),
-        None => (run.compute(None, None), None, None),
-    };
-    let times = StageTimes::new(t0, t1, t2, Instant::now());
-    Summarized {
-        pta,
-        cg,
-        summaries,
-        times,
-        findings,
-        families,
-        cache,
     }
 }
 

@@ -149,7 +149,18 @@ impl<'a> SummaryCache<'a> {
         models: &Models,
         options: &SummaryOptions,
     ) -> Option<SummaryCache<'a>> {
-        let classes = ClassTable::new(program, pta)?;
+        // The class table is one sequential pass over every points-to node; the layout and
+        // the bodies' keys do not need it, so they are computed beside it.
+        let (classes, (layout, bodies)) = rayon::join(
+            || ClassTable::new(program, pta),
+            || {
+                (
+                    fingerprint::layout(program),
+                    fingerprint::function_bodies(program),
+                )
+            },
+        );
+        let classes = classes?;
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
             .str(&format!("{:?}", options.signature_filter))
@@ -159,7 +170,7 @@ impl<'a> SummaryCache<'a> {
             .u64(options.collapse_at as u64)
             .u64(options.strict_publication.into())
             .key(&fingerprint::models(models))
-            .key(&fingerprint::layout(program))
+            .key(&layout)
             .key(&classes.fingerprint)
             .finish();
         Some(SummaryCache {
@@ -169,7 +180,7 @@ impl<'a> SummaryCache<'a> {
             cg,
             classes,
             context,
-            bodies: fingerprint::function_bodies(program),
+            bodies,
             content: unset(program.functions.len()),
             own_locs: unset(program.functions.len()),
             placed: unset(program.functions.len()),
