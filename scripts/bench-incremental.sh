@@ -14,7 +14,10 @@
 # (b)'s report must be identical to (a)'s apart from stage times (checked, printed); with
 # CHECK=1 each edit's report is compared with a cold run of the edited program too.
 # Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused and
-# summaries loaded from the cache (from relay's stderr); then the cache's size on disk.
+# summaries loaded from the cache (from relay's stderr); then the cache's size on disk. Dirty
+# pages are flushed (`sync`) before each timed run: by the time someone has edited a file, the
+# previous run's writes (gigabytes of cache on the kernel) are on disk, and writing them back
+# must not be timed as part of the next run.
 # SQLite: a copy of /work/corpus/sqlite/sqlite3.c (scripts/corpus-sqlite.sh) is edited and
 # analysed as a .c file (relay preprocesses it each run, so a new line moves the line markers
 # of everything below, as in real use). Linux: the preprocessed subset
@@ -65,6 +68,7 @@ run() {
     local label=$1; shift
     local err=$WORK/$label.err
     local t0 t1 status=0
+    sync
     t0=$(date +%s.%N)
     "$@" >"$WORK/$label.out" 2>"$err" || status=$?
     t1=$(date +%s.%N)
