@@ -9,6 +9,7 @@ use crate::callgraph::CallGraph;
 use crate::link::Program;
 use crate::models::Models;
 use crate::progress::Heartbeat;
+use crate::pta::inclusion::SiteObjects;
 use crate::pta::{FieldMode, PointsTo};
 use crate::race::saved::SavedRun;
 use crate::race::{self, FilterConfig, RaceInput, RaceStats, ThreadEntry, Warning};
@@ -113,6 +114,14 @@ impl StageTimes {
             inclusion: 0.0,
         }
     }
+
+    /// Moves `seconds` of the summaries stage, spent on the inclusion-based points-to (to key
+    /// the saved findings), to the inclusion stage.
+    fn inclusion_within_summaries(mut self, seconds: f64) -> Self {
+        self.summaries = (self.summaries - seconds).max(0.0);
+        self.inclusion += seconds;
+        self
+    }
 }
 
 pub struct Analysis {
@@ -126,6 +135,8 @@ pub struct Analysis {
     /// The findings an earlier run saved for exactly this analysis, when nothing they depend
     /// on changed: then no summary was loaded (`summaries` and `entries` are empty).
     pub findings: Option<SavedRun>,
+    /// The key this analysis's findings are saved under, when a cache is used.
+    pub findings_key: Option<Key>,
     /// Accesses of incompatible types are not paired ([`Options::type_alias`]).
     pub type_alias: bool,
     /// One warning per racing access ([`Options::per_access`]).
@@ -191,6 +202,11 @@ pub struct Summarized {
     findings: Option<SavedRun>,
     /// For the race stage: the functions of the switched-on entry families.
     families: Vec<race::families::FamilyEntry>,
+    /// For the race stage: the inclusion-based points-to, when it was computed to key the
+    /// saved findings and none were found.
+    objects: Option<SiteObjects>,
+    /// The key the race stage's findings are saved under (with a cache, for the race stage).
+    findings_key: Option<Key>,
 }
 
 /// Points-to, call graph, summaries; for the race stage, first looks for findings saved for
@@ -231,48 +247,87 @@ fn summarize_inner(
     );
     drop(beat);
     let t2 = Instant::now();
+    let lookup = match keep {
+        Keep::RaceEntries(named) => Some(FindingsLookup {
+            program,
+            pta: &pta,
+            models,
+            options,
+            outside: race::entries::outside_entries(
+                program,
+                &cg,
+                &pta,
+                named,
+                options.entries.roots,
+                &families,
+            ),
+        }),
+        Keep::Asked(_) => None,
+    };
     // Which summaries to keep is needed only when the saved findings are not found at once;
     // computed beside the SCCs' keys, which are mostly one sequential pass.
-    let ((cache, saved), (keep, called_from_outside)) = rayon::join(
-        || {
-            let cache =
-                store.and_then(|store| summary_cache(store, program, &pta, &cg, models, options));
-            let saved = cache
-                .as_ref()
-                .zip(store)
-                .filter(|_| findings)
-                .and_then(|(c, store)| Some((c, c.stored_program_key()?, store)))
-                .and_then(|(c, program_key, store)| {
-                    let run = SavedRun::find(store, &findings_key(&program_key, options))?;
-                    Some((c.sccs_with_bodies(), program_key, run))
-                });
-            (cache, saved)
-        },
-        || {
-            (
-                summaries_to_keep(program, &pta, &cg, models, keep, &families),
-                collapses(&cg, options.collapse_at)
-                    .then(|| called_from_outside(program, models, &options.entries)),
-            )
-        },
-    );
-    if let Some((sccs, program_key, run)) = saved {
-        let times = StageTimes::new(t0, t1, t2, Instant::now());
-        return Summarized {
-            summaries: Summaries::all_reused(program.functions.len(), sccs),
-            pta,
-            cg,
-            times,
-            findings: Some(run),
-            families,
-            cache: Some(SummaryCacheStats {
-                reused: sccs,
-                stored: 0,
-                loaded: 0,
-                unportable: 0,
-                program: program_key,
-            }),
-        };
+    let ((cache, saved), (keep, called_from_outside)) =
+        rayon::join(
+            || {
+                let cache = store
+                    .and_then(|store| summary_cache(store, program, &pta, &cg, models, options));
+                let saved = cache.as_ref().zip(store).zip(lookup.as_ref()).and_then(
+                    |((c, store), lookup)| {
+                        let (program_key, constructors) =
+                            c.stored_program_key(options.inclusion)?;
+                        let found = lookup.find(c, store, &program_key, &constructors);
+                        Some((c.sccs_with_bodies(), program_key, found))
+                    },
+                );
+                (cache, saved)
+            },
+            || {
+                (
+                    summaries_to_keep(program, &pta, &cg, models, keep, &families),
+                    collapses(&cg, options.collapse_at)
+                        .then(|| called_from_outside(program, models, &options.entries)),
+                )
+            },
+        );
+    // Computed to key the findings and not found: the race stage reads it, and the findings
+    // are not looked for again (nothing they depend on can change before then).
+    let (mut objects, mut findings_key, mut inclusion_seconds) = (None, None, 0.0);
+    match saved {
+        Some((
+            sccs,
+            program_key,
+            Found {
+                run: Some(run),
+                key,
+                seconds,
+                ..
+            },
+        )) => {
+            let times =
+                StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(seconds);
+            return Summarized {
+                summaries: Summaries::all_reused(program.functions.len(), sccs),
+                pta,
+                cg,
+                times,
+                findings: Some(run),
+                families,
+                objects: None,
+                findings_key: Some(key),
+                cache: Some(SummaryCacheStats {
+                    reused: sccs,
+                    stored: 0,
+                    loaded: 0,
+                    unportable: 0,
+                    program: program_key,
+                }),
+            };
+        }
+        Some((_, _, found)) => {
+            (objects, findings_key) = (found.objects, Some(found.key));
+            inclusion_seconds = found.seconds;
+        }
+        None => {}
     }
     let run = SummaryRun {
         program,
@@ -283,11 +338,21 @@ fn summarize_inner(
         keep,
         called_from_outside,
     };
+    let lookup = lookup.filter(|_| findings_key.is_none());
     let (summaries, findings, cache) = match cache {
-        Some(cache) => run.cached(cache, store, findings),
+        Some(cache) => {
+            let (sums, found, stats) = run.cached(cache, store, lookup.as_ref());
+            let run = found.and_then(|f| {
+                (objects, findings_key) = (f.objects, Some(f.key));
+                inclusion_seconds = f.seconds;
+                f.run
+            });
+            (sums, run, stats)
+        }
         None => (run.compute(None, None), None, None),
     };
-    let times = StageTimes::new(t0, t1, t2, Instant::now());
+    let times =
+        StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(inclusion_seconds);
     Summarized {
         pta,
         cg,
@@ -295,8 +360,69 @@ fn summarize_inner(
         times,
         findings,
         families,
+        objects,
+        // Not when the cache was given up.
+        findings_key: findings_key.filter(|_| cache.is_some()),
         cache,
     }
+}
+
+/// Looks for the findings saved for this analysis: under the summaries cache's program key and
+/// the entry options, and with `--inclusion` the objects of the sites the summaries name
+/// ([`SummaryCache::site_objects_key`]) — the inclusion-based points-to reads every body and
+/// initializer, which the program key does not cover.
+struct FindingsLookup<'a> {
+    program: &'a Program,
+    pta: &'a PointsTo,
+    models: &'a Models,
+    options: &'a Options,
+    /// [`race::entries::outside_entries`].
+    outside: Vec<crate::ir::FuncId>,
+}
+
+impl FindingsLookup<'_> {
+    /// The saved findings, if any, and the inclusion-based points-to computed to key them
+    /// (`constructors`: [`summary::SummaryStats::constructors`]).
+    fn find(
+        &self,
+        c: &SummaryCache<'_>,
+        store: &Store,
+        program_key: &Key,
+        constructors: &[crate::ir::FuncId],
+    ) -> Found {
+        let beat = Heartbeat::start(self.options.schedule.progress, "inclusion points-to");
+        let t = Instant::now();
+        let objects = self.options.inclusion.then(|| {
+            SiteObjects::compute(
+                self.program,
+                self.pta,
+                self.models,
+                &self.outside,
+                constructors,
+            )
+        });
+        drop(beat);
+        let seconds = t.elapsed().as_secs_f64();
+        let site_objects = objects.as_ref().map(|o| c.site_objects_key(o));
+        let key = findings_key(program_key, self.options, site_objects.as_ref());
+        Found {
+            run: SavedRun::find(store, &key),
+            objects,
+            key,
+            seconds,
+        }
+    }
+}
+
+/// What [`FindingsLookup::find`] found: the saved findings, if any, and what it computed to
+/// look for them.
+struct Found {
+    run: Option<SavedRun>,
+    objects: Option<SiteObjects>,
+    /// The key the findings are saved under.
+    key: Key,
+    /// How long computing `objects` took (a stage of its own in the run table).
+    seconds: f64,
 }
 
 /// [`summary::Setup::keep`] for what the run keeps (`None`: every summary).
@@ -393,7 +519,7 @@ impl SummaryRun<'_> {
     fn compute<'s>(
         &self,
         store: Option<&'s dyn summary::SummaryStore>,
-        sets_needed: Option<Box<dyn FnOnce() -> bool + 's>>,
+        sets_needed: Option<summary::SetsNeeded<'s>>,
     ) -> Summaries {
         summary::compute_with_store(
             self.program,
@@ -414,39 +540,43 @@ impl SummaryRun<'_> {
 
     /// The summaries through the cache: stored SCCs are reused without loading their
     /// summaries; then either the findings saved for exactly this analysis are found
-    /// (`findings`: the race stage is next) and no summary is loaded, or the kept summaries
-    /// still stored are loaded. A summary the cache lost (a corrupt or deleted entry) makes the
-    /// run repeat — the lost SCCs' entries are gone by then, so they are analysed again —; a
-    /// third attempt goes without the cache.
+    /// (`lookup`: the race stage is next) and no summary is loaded, or the kept summaries
+    /// still stored are loaded (with the inclusion-based points-to the lookup computed). A
+    /// summary the cache lost (a corrupt or deleted entry) makes the run repeat — the lost
+    /// SCCs' entries are gone by then, so they are analysed again —; a third attempt goes
+    /// without the cache.
     fn cached(
         &self,
         first: SummaryCache<'_>,
         store: Option<&Store>,
-        findings: bool,
-    ) -> (Summaries, Option<SavedRun>, Option<SummaryCacheStats>) {
+        lookup: Option<&FindingsLookup<'_>>,
+    ) -> (Summaries, Option<Found>, Option<SummaryCacheStats>) {
         let mut cache = Some(first);
         for _ in 0..2 {
             let Some(c) = cache.take() else { break };
             // The saved findings, looked for once every SCC is keyed: when they are there, no
             // summary is read, and a reused collapsed SCC's set is not rebuilt.
-            let mut saved = None;
-            let look = |saved: &mut Option<SavedRun>| {
-                let key = findings_key(&c.stats().program, self.options);
-                *saved = store.and_then(|s| SavedRun::find(s, &key));
-                saved.is_none()
+            let mut found: Option<Found> = None;
+            let look = |constructors: &[crate::ir::FuncId]| {
+                let (Some(lookup), Some(store)) = (lookup, store) else {
+                    return true;
+                };
+                if c.lost() != 0 {
+                    return true;
+                }
+                let f = found.insert(lookup.find(&c, store, &c.stats().program, constructors));
+                f.run.is_none()
             };
-            let sets_needed = findings.then(|| -> Box<dyn FnOnce() -> bool + '_> {
-                Box::new(|| c.lost() != 0 || look(&mut saved))
-            });
+            let sets_needed = lookup.map(|_| -> summary::SetsNeeded<'_> { Box::new(look) });
             let mut sums = self.compute(Some(&c), sets_needed);
-            if let Some(run) = saved {
-                return (sums, Some(run), Some(c.stats()));
+            if found.as_ref().is_some_and(|f| f.run.is_some()) {
+                return (sums, found, Some(c.stats()));
             }
             let beat = Heartbeat::start(self.options.schedule.progress, "loading summaries");
             sums.load_stored(&c);
             drop(beat);
             if c.lost() == 0 {
-                return (sums, None, Some(c.stats()));
+                return (sums, found, Some(c.stats()));
             }
             cache = store.and_then(|s| {
                 summary_cache(
@@ -464,11 +594,15 @@ impl SummaryRun<'_> {
 }
 
 /// The key findings are saved under: all summaries and the call graph (the summaries cache's
-/// program key), the thread entries asked for and the alias analyses of the race stage.
-pub fn findings_key(program: &Key, options: &Options) -> Key {
+/// program key), the thread entries asked for, the alias analyses of the race stage and, with
+/// `--inclusion`, what it reads of the inclusion-based points-to (`site_objects`).
+pub fn findings_key(program: &Key, options: &Options, site_objects: Option<&Key>) -> Key {
     let mut k = KeyBuilder::new(crate::cache::findings::FINDINGS);
-    k.key(program)
-        .u64(u64::from(options.entries.roots))
+    k.key(program);
+    if let Some(o) = site_objects {
+        k.key(o);
+    }
+    k.u64(u64::from(options.entries.roots))
         .u64(u64::from(options.type_alias))
         .u64(u64::from(options.per_access))
         .u64(u64::from(options.inclusion))
@@ -504,6 +638,8 @@ pub fn analyze_cached(
         times,
         findings,
         families,
+        objects,
+        findings_key,
         cache,
     } = summarize_inner(program, models, options, store, Keep::RaceEntries(&extra));
     if findings.is_some() {
@@ -515,12 +651,16 @@ pub fn analyze_cached(
             entries: Vec::new(),
             times,
             findings,
+            findings_key,
             type_alias: options.type_alias,
             per_access: options.per_access,
             objects: None,
         });
     }
-    let mut extra = extra;
+    let named = extra;
+    // With `--entry-roots` every defined function nothing calls is an entry from outside, as
+    // the named ones are.
+    let mut extra = named.clone();
     if options.entries.roots {
         extra.extend(race::entries::uncalled_functions(program, &cg, &pta));
     }
@@ -546,29 +686,30 @@ pub fn analyze_cached(
         }
     }
     let t = Instant::now();
-    // Called from outside the program: `main`, the extra entries and the entry families' (a
-    // work handler's work item comes from the kernel's core, which the input may not hold);
-    // not the start routines and callbacks, whose arguments the program passes.
-    let outside: Vec<crate::ir::FuncId> = entries
-        .iter()
-        .filter(|e| e.is_main)
-        .map(|e| e.func)
-        .chain(extra.iter().copied())
-        .chain(families.iter().map(|f| f.func))
-        .collect();
-    let beat = Heartbeat::start(options.schedule.progress, "inclusion points-to");
-    let objects = options.inclusion.then(|| {
-        crate::pta::inclusion::SiteObjects::compute(
+    let objects = objects.or_else(|| {
+        let beat = Heartbeat::start(options.schedule.progress, "inclusion points-to");
+        let outside = race::entries::outside_entries(
             program,
+            &cg,
             &pta,
-            models,
-            &outside,
-            &summaries.stats.constructors,
-        )
+            &named,
+            options.entries.roots,
+            &families,
+        );
+        let objects = options.inclusion.then(|| {
+            SiteObjects::compute(
+                program,
+                &pta,
+                models,
+                &outside,
+                &summaries.stats.constructors,
+            )
+        });
+        drop(beat);
+        objects
     });
-    drop(beat);
     let mut times = times;
-    times.inclusion = t.elapsed().as_secs_f64();
+    times.inclusion += t.elapsed().as_secs_f64();
     Ok(Analysis {
         pta,
         cg,
@@ -577,6 +718,7 @@ pub fn analyze_cached(
         entries,
         times,
         findings: None,
+        findings_key,
         type_alias: options.type_alias,
         per_access: options.per_access,
         objects,

@@ -20,9 +20,10 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{Key, KeyBuilder};
-use crate::ir::{FuncId, GlobalKind, Linkage};
+use crate::ir::{FuncId, GlobalKind, Linkage, Loc};
 use crate::link::Program;
 use crate::models::Models;
+use crate::pta::inclusion::{Bits, ObjectLabel, SiteObjects};
 use crate::pta::{Origin, PointsTo};
 
 /// The ids of the program's files, functions, globals and records, and their declarations.
@@ -102,6 +103,121 @@ pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
             Some(KeyBuilder::new("body").str(&text).finish())
         })
         .collect()
+}
+
+/// What the race stage reads of the inclusion-based points-to ([`SiteObjects`]): the objects
+/// of every access site a summary can name — each function's `own_locs` (see
+/// [`super::summaries`]), as a witness performed by that function or by an unknown one — and
+/// the objects unknown code reaches. Objects are named as the points-to classes' members are
+/// ([`node_names`]), so the key does not depend on how either analysis numbered its nodes, nor
+/// on where lines are; sets are numbered in the order they are met. When an object has no
+/// such name (or two share one), the key is the program's text instead: every function body
+/// (`bodies`) and global initializer.
+pub fn site_objects<'a>(
+    program: &Program,
+    pta: &PointsTo,
+    objects: &SiteObjects,
+    own_locs: impl Fn(FuncId) -> &'a [Loc],
+    bodies: &[Option<Key>],
+) -> Key {
+    let mut k = KeyBuilder::new("site objects");
+    let mut namer = ObjectNamer {
+        program,
+        pta,
+        objects,
+        nodes: None,
+        owner: FxHashMap::default(),
+        numbered: FxHashMap::default(),
+    };
+    let labelled = (|| {
+        for f in (0..program.functions.len() as u32).map(FuncId) {
+            for &loc in own_locs(f) {
+                namer.set(&mut k, objects.site(Some(f), loc))?;
+                namer.set(&mut k, objects.site(None, loc))?;
+            }
+        }
+        let escaped = namer.names(objects.escaped())?;
+        k.u64(escaped.len() as u64);
+        for n in &escaped {
+            k.str(n);
+        }
+        Some(())
+    })();
+    if labelled.is_some() {
+        return k.finish();
+    }
+    let mut k = KeyBuilder::new("site objects: program text");
+    for b in bodies {
+        match b {
+            Some(b) => k.key(b),
+            None => k.u64(0),
+        };
+    }
+    for g in &program.globals {
+        k.str(&format!("{:?}", g.global.init));
+    }
+    k.finish()
+}
+
+/// Names the objects of [`SiteObjects`] for [`site_objects`].
+struct ObjectNamer<'a> {
+    program: &'a Program,
+    pta: &'a PointsTo,
+    objects: &'a SiteObjects,
+    /// [`node_names`], computed on first use.
+    nodes: Option<Vec<Option<String>>>,
+    /// Which object each name was given to (names must be one object's).
+    owner: FxHashMap<String, u32>,
+    /// Interned set id → its number in the key.
+    numbered: FxHashMap<u32, u64>,
+}
+
+impl ObjectNamer<'_> {
+    /// Adds the set `id` (`None`: unknown) to `k`: its number, and its objects' names the
+    /// first time it is met. `None` when an object has no name of its own.
+    fn set(&mut self, k: &mut KeyBuilder, id: Option<u32>) -> Option<()> {
+        let Some(id) = id else {
+            k.u64(u64::MAX);
+            return Some(());
+        };
+        if let Some(&n) = self.numbered.get(&id) {
+            k.u64(n);
+            return Some(());
+        }
+        let n = self.numbered.len() as u64;
+        self.numbered.insert(id, n);
+        k.u64(n);
+        let names = self.names(self.objects.set(id))?;
+        k.u64(names.len() as u64);
+        for name in &names {
+            k.str(name);
+        }
+        Some(())
+    }
+
+    /// The names of a set's objects, sorted.
+    fn names(&mut self, set: &Bits) -> Option<Vec<String>> {
+        let mut names = Vec::new();
+        for node in set.iter() {
+            let name = match self.objects.object(node)? {
+                ObjectLabel::Node(n) => self
+                    .nodes
+                    .get_or_insert_with(|| node_names(self.program, self.pta))
+                    .get(n as usize)?
+                    .clone()?,
+                ObjectLabel::Allocation(f, rank) => format!("A{}#{rank}", f.0),
+                ObjectLabel::Opaque => "opaque".into(),
+                ObjectLabel::World => "world".into(),
+                ObjectLabel::Nowhere => "nowhere".into(),
+            };
+            if *self.owner.entry(name.clone()).or_insert(node) != node {
+                return None;
+            }
+            names.push(name);
+        }
+        names.sort_unstable();
+        Some(names)
+    }
 }
 
 /// The points-to classes named canonically; see the module documentation.

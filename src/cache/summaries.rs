@@ -280,11 +280,14 @@ impl<'a> SummaryCache<'a> {
     }
 
     /// The program key ([`SummaryCacheStats::program`]) computed from the stored content hashes
-    /// alone, without loading or computing any summary: `None` unless every SCC with a defined
-    /// function is stored under its current key. Bottom-up over the SCCs, sequentially.
-    pub fn stored_program_key(&self) -> Option<Key> {
+    /// alone, without loading or computing any summary, and the functions that return a fresh
+    /// object (sorted): `None` unless every SCC with a defined function is stored under its
+    /// current key. Bottom-up over the SCCs, sequentially. With `own_locs`, each function's
+    /// own locations are recorded too ([`SummaryCache::site_objects_key`] reads them).
+    pub fn stored_program_key(&self, own_locs: bool) -> Option<(Key, Vec<FuncId>)> {
         let mut content: Vec<Option<Key>> = vec![None; self.content.len()];
         let mut placed_at: Vec<Option<Key>> = vec![None; self.content.len()];
+        let mut constructors = Vec::new();
         for scc in &self.cg.sccs {
             if !scc.functions.iter().any(|f| self.cg.defined[f.index()]) {
                 continue;
@@ -294,12 +297,36 @@ impl<'a> SummaryCache<'a> {
             if stored.len() != scc.functions.len() {
                 return None;
             }
-            for (f, s) in scc.functions.iter().zip(stored) {
+            for (&f, s) in scc.functions.iter().zip(stored) {
                 content[f.index()] = Some(Key(s.content));
                 placed_at[f.index()] = Some(placed(&Key(s.content), &s.locs));
+                if s.facts.as_ref().is_some_and(|x| x.returns_fresh) {
+                    constructors.push(f);
+                }
+                if own_locs {
+                    let abs = s.locs.iter().map(|&l| self.absolute_loc(l, f));
+                    let _ = self.own_locs[f.index()].set(abs.collect::<Option<_>>()?);
+                }
             }
         }
-        Some(self.program_key(&|f| placed_at[f.index()]))
+        constructors.sort_unstable();
+        Some((self.program_key(&|f| placed_at[f.index()]), constructors))
+    }
+
+    /// [`fingerprint::site_objects`] over the own locations recorded so far (every function's,
+    /// once the schedule has run or [`SummaryCache::stored_program_key`] recorded them).
+    pub fn site_objects_key(&self, objects: &crate::pta::inclusion::SiteObjects) -> Key {
+        fingerprint::site_objects(
+            self.program,
+            self.pta,
+            objects,
+            |f| {
+                self.own_locs[f.index()]
+                    .get()
+                    .map_or(&[][..], Vec::as_slice)
+            },
+            &self.bodies,
+        )
     }
 
     /// How many SCCs have a defined function (what a run analyses or reuses).

@@ -298,10 +298,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     };
     // With every summary's content unchanged and the same entries, the pipeline found the
     // findings saved by the run that computed them: no need to pair accesses again.
-    let run_key = store
-        .as_ref()
-        .zip(analysis.summaries_cache.as_ref())
-        .map(|(_, c)| pipeline::findings_key(&c.program, &options));
+    let run_key = store.as_ref().and(analysis.findings_key);
     let reused = analysis.findings.take();
     let reused_findings = reused.is_some();
     let mut run = match reused {

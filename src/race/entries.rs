@@ -107,10 +107,7 @@ pub fn thread_entries(
         .copied()
         .chain(families.iter().map(|f| f.func))
         .collect();
-    let main = (0..program.functions.len() as u32).map(FuncId).find(|&f| {
-        let pf = &program.functions[f.index()];
-        pf.body.is_some() && program.names.get(pf.name) == "main"
-    });
+    let main = main_function(program);
     let mut roots: BTreeSet<FuncId> = uncalled_functions(program, cg, pta).into_iter().collect();
     roots.extend(main);
     roots.extend(extra.iter().copied());
@@ -388,6 +385,37 @@ fn greatest_fixpoint(
 /// The defined functions nothing calls and that may run ([`PointsTo::may_run`]): kernel init
 /// code, a library's API. Their thread creations start entries (`--entry-roots`: they are
 /// entries themselves).
+/// `main`, if the program defines it.
+pub fn main_function(program: &Program) -> Option<FuncId> {
+    (0..program.functions.len() as u32).map(FuncId).find(|&f| {
+        let pf = &program.functions[f.index()];
+        pf.body.is_some() && program.names.get(pf.name) == "main"
+    })
+}
+
+/// The entries called from outside the program: `main`, the `named` entries, with `roots`
+/// every defined function nothing calls, and the entry families' functions — not the start
+/// routines and callbacks, whose arguments the program passes. What the inclusion-based
+/// points-to takes as called with any memory.
+pub fn outside_entries(
+    program: &Program,
+    cg: &CallGraph,
+    pta: &PointsTo,
+    named: &[FuncId],
+    roots: bool,
+    families: &[FamilyEntry],
+) -> Vec<FuncId> {
+    let mut outside: Vec<FuncId> = main_function(program)
+        .into_iter()
+        .chain(named.iter().copied())
+        .chain(families.iter().map(|f| f.func))
+        .collect();
+    if roots {
+        outside.extend(uncalled_functions(program, cg, pta));
+    }
+    outside
+}
+
 pub fn uncalled_functions(program: &Program, cg: &CallGraph, pta: &PointsTo) -> Vec<FuncId> {
     let callers = cg.callers();
     (0..program.functions.len() as u32)

@@ -549,10 +549,14 @@ pub struct Setup<'a> {
     pub strict_publication: bool,
     /// [`Context::called_from_outside`].
     pub called_from_outside: Option<Vec<bool>>,
-    /// Asked once every SCC is done: whether the caller reads every kept summary (the sets of
-    /// reused collapsed SCCs are then rebuilt, [`stored_sets`]). `None`: it does.
-    pub sets_needed: Option<Box<dyn FnOnce() -> bool + 'a>>,
+    /// Asked once every SCC is done, with the functions that return a fresh object (sorted,
+    /// [`SummaryStats::constructors`]): whether the caller reads every kept summary (the sets
+    /// of reused collapsed SCCs are then rebuilt, [`stored_sets`]). `None`: it does.
+    pub sets_needed: Option<SetsNeeded<'a>>,
 }
+
+/// [`Setup::sets_needed`].
+pub type SetsNeeded<'a> = Box<dyn FnOnce(&[FuncId]) -> bool + 'a>;
 
 impl Default for Setup<'_> {
     fn default() -> Self {
@@ -584,7 +588,19 @@ pub fn compute_with_store(
     ctx.strict_publication = setup.strict_publication;
     ctx.called_from_outside = setup.called_from_outside;
     let schedule = schedule::run_with(cg, &ctx, options);
-    if setup.sets_needed.is_none_or(|needed| needed()) {
+    let needed = setup.sets_needed.is_none_or(|needed| {
+        let mut constructors = ctx
+            .stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .stats
+            .constructors
+            .clone();
+        constructors.sort_unstable();
+        constructors.dedup();
+        needed(&constructors)
+    });
+    if needed {
         ctx.rebuild_pending_sets();
     }
     let mut stats = summary_stats(program, &ctx);

@@ -14,6 +14,9 @@ use crate::models::Model;
 use crate::pta::PointerOperand::{Either, First};
 use crate::pta::PointsTo;
 
+/// The "function" of a global initializer's constraints.
+pub(super) const NO_FUNCTION: FuncId = FuncId(u32::MAX);
+
 /// Where an lvalue's storage is: one node, or the objects a value node points to.
 #[derive(Copy, Clone)]
 enum Place {
@@ -43,8 +46,12 @@ pub(super) struct Builder<'p> {
     /// The objects each access site's lvalues lie in: value nodes to union, or `None` when some
     /// access at the site lies elsewhere (a model's hidden state).
     pub(super) sites: FxHashMap<Site, Option<Vec<u32>>>,
-    /// Allocation-site objects.
-    pub(super) allocations: usize,
+    /// Allocation-site objects: each one's node, the function whose body holds its call (or
+    /// `FuncId(u32::MAX)` for a global's initializer) and its rank among that function's
+    /// allocation objects (the order the constraints are built in).
+    pub(super) allocations: Vec<(u32, FuncId, u32)>,
+    /// The function whose constraints are being built.
+    current: FuncId,
     /// Functions whose calls are allocation sites (sorted).
     pub(super) constructors: &'p [FuncId],
 }
@@ -78,22 +85,23 @@ impl<'p> Builder<'p> {
             nowhere,
             rest: FxHashMap::default(),
             sites: FxHashMap::default(),
-            allocations: 0,
+            allocations: Vec::new(),
+            current: NO_FUNCTION,
             constructors: &[],
         }
     }
 
     /// The constraints of every function body and global initializer.
     pub(super) fn program(&mut self, roots: &[bool]) {
-        let no_fn = FuncId(u32::MAX);
         for g in &self.program.globals {
             for ins in &g.global.init {
-                self.instr(no_fn, ins);
+                self.instr(NO_FUNCTION, ins);
             }
         }
         for (i, f) in self.program.functions.iter().enumerate() {
             let fid = FuncId(i as u32);
             let Some(body) = &f.body else { continue };
+            self.current = fid;
             if self.models[i].is_some() {
                 continue;
             }
@@ -112,6 +120,7 @@ impl<'p> Builder<'p> {
                 self.terminator(fid, &b.term);
             }
         }
+        self.current = NO_FUNCTION;
         for cb in self.pta.callbacks.escaped() {
             // Called by unknown code, with whatever it holds.
             self.formals_from_world(cb.func);
@@ -564,7 +573,12 @@ impl<'p> Builder<'p> {
     }
 
     fn allocation(&mut self) -> u32 {
-        self.allocations += 1;
-        self.graph.node()
+        let node = self.graph.node();
+        let rank = match self.allocations.last() {
+            Some(&(_, f, r)) if f == self.current => r + 1,
+            _ => 0,
+        };
+        self.allocations.push((node, self.current, rank));
+        node
     }
 }

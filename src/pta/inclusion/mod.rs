@@ -62,7 +62,29 @@ pub struct SiteObjects {
     /// for all of them.
     escaped: Bits,
     opaque: u32,
+    /// What the objects that are not points-to nodes stand for ([`SiteObjects::object`]).
+    world: u32,
+    nowhere: u32,
+    pta_nodes: u32,
+    allocations: FxHashMap<u32, (FuncId, u32)>,
     pub stats: InclusionStats,
+}
+
+/// What an object of [`SiteObjects`] stands for, in terms that do not depend on how the
+/// analysis numbered its nodes (the findings cache keys the race stage's result with them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjectLabel {
+    /// A points-to node ([`PointsTo::origin`]).
+    Node(u32),
+    /// An allocation object of the inclusion analysis: the function whose body allocates it
+    /// (`FuncId(u32::MAX)`: a global's initializer) and its rank among that function's.
+    Allocation(FuncId, u32),
+    /// Memory the program did not allocate, or that unknown code reaches.
+    Opaque,
+    /// What unknown code is handed.
+    World,
+    /// Somewhere unknown.
+    Nowhere,
 }
 
 /// Object sets interned: equal sets get one number.
@@ -189,14 +211,41 @@ impl SiteObjects {
                 known_sites,
                 opaque_sites,
                 escaped_objects: escaped.iter().count(),
-                allocation_sites: b.allocations,
+                allocation_sites: b.allocations.len(),
             },
             by_site,
             by_loc,
             sets: interner.sets,
             escaped,
             opaque: b.opaque,
+            world: b.world,
+            nowhere: b.nowhere,
+            pta_nodes: pta.node_count() as u32,
+            allocations: b.allocations.iter().map(|&(n, f, r)| (n, (f, r))).collect(),
         }
+    }
+
+    /// What the object `node` of a set stands for; `None` for a node the analysis made that
+    /// is no object (sets hold none).
+    pub fn object(&self, node: u32) -> Option<ObjectLabel> {
+        if node < self.pta_nodes {
+            return Some(ObjectLabel::Node(node));
+        }
+        if let Some(&(f, rank)) = self.allocations.get(&node) {
+            return Some(ObjectLabel::Allocation(f, rank));
+        }
+        [
+            (self.opaque, ObjectLabel::Opaque),
+            (self.world, ObjectLabel::World),
+            (self.nowhere, ObjectLabel::Nowhere),
+        ]
+        .into_iter()
+        .find_map(|(n, l)| (n == node).then_some(l))
+    }
+
+    /// The objects unknown code may reach.
+    pub fn escaped(&self) -> &Bits {
+        &self.escaped
     }
 
     /// Whether two object sets may share an object: they intersect, or one holds the opaque
