@@ -121,3 +121,73 @@ fn an_edit_that_moves_no_pointer_reuses_the_findings() {
     p.edit("n->v = 0;", "n->v = 0; int unused = 1; (void)unused;");
     assert!(p.rerun_matches_cold(&[]), "the findings are reused");
 }
+
+/// `relay report` on the run's cache (JSON, stage times removed).
+fn saved_report(p: &Edited) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_relay"))
+        .args(["report", "--format", "json", "--cache"])
+        .arg(&p.cache)
+        .output()
+        .expect("relay runs");
+    let mut report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report");
+    report["stats"]["times"] = serde_json::Value::Null;
+    report
+}
+
+/// A line added inside a function moves every later line of the file and changes no summary:
+/// the findings are reused, rewritten to the new lines; the report is a cold run's, and so is
+/// `relay report`'s. Taking the edit back finds the first run's findings again.
+#[test]
+fn a_new_line_reuses_the_findings_at_their_new_lines() {
+    let text = fixture("distinct_objects.c");
+    let p = Edited::new(&text);
+    let (first, _) = p.analyze(true, &[]);
+    p.edit(
+        "static void *worker_b(void *arg)\n{",
+        "static void *worker_b(void *arg)\n{\n",
+    );
+    let (cached, err) = p.analyze(true, &[]);
+    let (cold, _) = p.analyze(false, &[]);
+    assert_eq!(cached, cold, "the re-run is a cold run's: {err}");
+    assert!(err.contains("only lines moved"), "{err}");
+    assert_ne!(warned_lines(&first), warned_lines(&cold), "lines moved");
+    assert_eq!(saved_report(&p), cold, "`relay report` names the new lines");
+    std::fs::write(&p.src, &text).unwrap();
+    let (back, err) = p.analyze(true, &[]);
+    assert_eq!(back, first, "{err}");
+    assert_eq!(saved_report(&p), first);
+}
+
+/// Lines added at the top of a fixture and in its middle: each re-run reports what a cold run
+/// does, on every race fixture, with one warning per pair of sites and per access.
+#[test]
+fn moved_lines_in_every_fixture_report_what_a_cold_run_does() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/race");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".c"))
+        .collect();
+    names.sort();
+    let mut moved = 0;
+    for name in &names {
+        let text = fixture(name);
+        let mid = text.len() / 2;
+        let cut = text[mid..].find('\n').map_or(text.len(), |i| mid + i + 1);
+        for extra in [&[][..], &["--per-access"][..]] {
+            let p = Edited::new(&text);
+            p.analyze(true, extra);
+            std::fs::write(&p.src, format!("\n{text}")).unwrap();
+            moved += p.rerun_matches_cold(extra) as usize;
+            std::fs::write(&p.src, format!("\n{}\n\n{}", &text[..cut], &text[cut..])).unwrap();
+            moved += p.rerun_matches_cold(extra) as usize;
+        }
+    }
+    // Most edits move lines only (a fixture whose summaries name `__LINE__`-like constants
+    // would not).
+    assert!(
+        moved > names.len() * 3,
+        "{moved} of {} re-runs reused",
+        names.len() * 4
+    );
+}

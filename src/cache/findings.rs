@@ -19,6 +19,19 @@ use crate::race::saved::{RunInfo, SavedRun};
 pub const KIND: &str = "run";
 /// The cache entry kind of saved runs, keyed by what their analysis depended on.
 pub const FINDINGS: &str = "findings";
+/// The cache entry kind naming, per key of what findings depend on but where lines are, the
+/// findings saved last under it (a [`FINDINGS`] key): found by a run whose lines moved.
+pub const LATEST_AT: &str = "findings-latest";
+
+/// The key of the findings saved last under `unplaced` (see [`LATEST_AT`]).
+pub fn latest_at(store: &Store, unplaced: &Key) -> Option<Key> {
+    store.get_value::<[u8; 32]>(LATEST_AT, unplaced).map(Key)
+}
+
+/// Records `key` as the findings saved last under `unplaced`.
+pub fn set_latest_at(store: &Store, unplaced: &Key, key: &Key) -> Result<()> {
+    store.put_value(LATEST_AT, unplaced, &key.0)
+}
 
 /// The latest-run entry: which relay wrote it, and the key of the run (kind [`FINDINGS`]).
 #[derive(Serialize, Deserialize)]

@@ -11,13 +11,15 @@
 //! - `summary` ([`summaries`]): the summaries of one call-graph SCC, keyed by the SCC's bodies,
 //!   its callees' summaries and the analysis context ([`fingerprint`]).
 //! - `findings` and `run` ([`findings`]): the warnings of an analysis before filters, keyed by
-//!   everything the analysis depended on, and which of them the latest run saved.
+//!   everything the analysis depended on but where lines are ([`relocate`]), and which of them
+//!   the latest run saved.
 //! - `inputs` ([`inputs`]): which findings a run with exactly these input units, arguments and
 //!   models computed, with the front end's messages.
 
 pub mod findings;
 pub mod fingerprint;
 pub mod inputs;
+pub mod relocate;
 pub mod store;
 pub mod summaries;
 pub mod tu;

@@ -38,6 +38,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::fingerprint::{self, ClassTable};
+use super::relocate::LocTable;
 use super::{store, Corruption, Key, KeyBuilder, Store};
 use crate::callgraph::{CallGraph, Scc};
 use crate::ir::{FuncId, Loc, Name};
@@ -97,10 +98,6 @@ pub struct SummaryCacheStats {
     pub loaded: usize,
     /// SCCs whose summaries could not be stored (an id without a portable form).
     pub unportable: usize,
-    /// A hash of the analysis context, the call graph and every summary: later stages key
-    /// what they derive from the whole analysis with it.
-    #[serde(skip)]
-    pub program: Key,
 }
 
 /// The summaries cache of one run (see the module documentation).
@@ -116,9 +113,6 @@ pub struct SummaryCache<'a> {
     content: Vec<OnceLock<Key>>,
     /// Per function: its own locations (sorted, absolute), once its SCC is done.
     own_locs: Vec<OnceLock<Vec<Loc>>>,
-    /// Per function: its content hash and own locations hashed together: what the program key
-    /// is made of.
-    placed: Vec<OnceLock<Key>>,
     /// Per SCC: its key, once reused (a lost summary invalidates its SCC's entry).
     reused_keys: Vec<OnceLock<Key>>,
     reused: AtomicUsize,
@@ -183,7 +177,6 @@ impl<'a> SummaryCache<'a> {
             bodies,
             content: unset(program.functions.len()),
             own_locs: unset(program.functions.len()),
-            placed: unset(program.functions.len()),
             reused_keys: unset(cg.sccs.len()),
             reused: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
@@ -193,28 +186,31 @@ impl<'a> SummaryCache<'a> {
         })
     }
 
-    /// The counters, and the key of all summaries; call after the schedule has run.
+    /// The counters; call after the schedule has run.
     pub fn stats(&self) -> SummaryCacheStats {
         SummaryCacheStats {
             reused: self.reused.load(Ordering::Relaxed),
             stored: self.stored.load(Ordering::Relaxed),
             loaded: self.loaded.load(Ordering::Relaxed),
             unportable: self.unportable.load(Ordering::Relaxed),
-            program: self.program_key(&|f| self.placed[f.index()].get().copied()),
         }
     }
 
-    /// `placed`: per function, [`placed`] of its content hash and own locations.
-    fn program_key(&self, placed: &dyn Fn(FuncId) -> Option<Key>) -> Key {
+    /// A hash of the analysis context, the call graph and every summary's content, which
+    /// names locations by their rank among their function's own: later stages key what they
+    /// derive from the whole analysis with it, and with where the locations are
+    /// ([`SummaryCache::loc_table`]). Call after the schedule has run.
+    pub fn program_key(&self) -> Key {
+        self.program_key_with(&|f| self.content[f.index()].get().copied())
+    }
+
+    /// `content`: per function, the content hash of its summary.
+    fn program_key_with(&self, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new("program summaries");
         k.key(&self.context);
-        // The call graph and where functions are, not the bodies: what the race stage reads of
-        // the program besides the summaries is who calls whom (entries, reachability), names
-        // and locations (summaries store theirs by rank, the ranks' lines are in `placed`).
+        // The call graph, not the bodies: what the race stage reads of the program besides
+        // the summaries is who calls whom (entries, reachability) and names.
         for f in 0..self.program.functions.len() {
-            if let Some(l) = self.function_loc(FuncId(f as u32)) {
-                k.u64(l.file.into()).u64(l.line.into()).u64(l.col.into());
-            }
             let mut callees: Vec<FuncId> = self.cg.callees(FuncId(f as u32)).collect();
             callees.sort_unstable();
             k.u64(callees.len() as u64);
@@ -223,7 +219,7 @@ impl<'a> SummaryCache<'a> {
             }
         }
         for f in 0..self.program.functions.len() {
-            match placed(FuncId(f as u32)) {
+            match content(FuncId(f as u32)) {
                 Some(c) => k.key(&c),
                 None => k.u64(0),
             };
@@ -231,12 +227,23 @@ impl<'a> SummaryCache<'a> {
         k.finish()
     }
 
+    /// Every location the race stage's findings can name: each function's own locations
+    /// recorded so far (all of them once the schedule has run, or once
+    /// [`SummaryCache::stored_program_key`] recorded them) and the escaped callbacks'.
+    pub fn loc_table(&self) -> LocTable {
+        LocTable::new(
+            self.program.functions.len(),
+            |f| {
+                self.own_locs[f.index()]
+                    .get()
+                    .map_or(&[][..], Vec::as_slice)
+            },
+            self.pta.callbacks.escaped(),
+        )
+    }
+
     /// Records `f`'s content hash; its own locations are recorded already.
     fn set_content(&self, f: FuncId, content: Key) {
-        let own = self.own_locs[f.index()]
-            .get()
-            .map_or(&[][..], Vec::as_slice);
-        let _ = self.placed[f.index()].set(placed(&content, &self.relative_locs(own, f)));
         let _ = self.content[f.index()].set(content);
     }
 
@@ -279,14 +286,13 @@ impl<'a> SummaryCache<'a> {
         k.finish()
     }
 
-    /// The program key ([`SummaryCacheStats::program`]) computed from the stored content hashes
+    /// The program key ([`SummaryCache::program_key`]) computed from the stored content hashes
     /// alone, without loading or computing any summary, and the functions that return a fresh
     /// object (sorted): `None` unless every SCC with a defined function is stored under its
-    /// current key. Bottom-up over the SCCs, sequentially. With `own_locs`, each function's
-    /// own locations are recorded too ([`SummaryCache::site_objects_key`] reads them).
-    pub fn stored_program_key(&self, own_locs: bool) -> Option<(Key, Vec<FuncId>)> {
+    /// current key. Bottom-up over the SCCs, sequentially. Each function's own locations are
+    /// recorded too ([`SummaryCache::loc_table`] reads them).
+    pub fn stored_program_key(&self) -> Option<(Key, Vec<FuncId>)> {
         let mut content: Vec<Option<Key>> = vec![None; self.content.len()];
-        let mut placed_at: Vec<Option<Key>> = vec![None; self.content.len()];
         let mut constructors = Vec::new();
         for scc in &self.cg.sccs {
             if !scc.functions.iter().any(|f| self.cg.defined[f.index()]) {
@@ -299,18 +305,15 @@ impl<'a> SummaryCache<'a> {
             }
             for (&f, s) in scc.functions.iter().zip(stored) {
                 content[f.index()] = Some(Key(s.content));
-                placed_at[f.index()] = Some(placed(&Key(s.content), &s.locs));
                 if s.facts.as_ref().is_some_and(|x| x.returns_fresh) {
                     constructors.push(f);
                 }
-                if own_locs {
-                    let abs = s.locs.iter().map(|&l| self.absolute_loc(l, f));
-                    let _ = self.own_locs[f.index()].set(abs.collect::<Option<_>>()?);
-                }
+                let abs = s.locs.iter().map(|&l| self.absolute_loc(l, f));
+                let _ = self.own_locs[f.index()].set(abs.collect::<Option<_>>()?);
             }
         }
         constructors.sort_unstable();
-        Some((self.program_key(&|f| placed_at[f.index()]), constructors))
+        Some((self.program_key_with(&|f| content[f.index()]), constructors))
     }
 
     /// [`fingerprint::site_objects`] over the own locations recorded so far (every function's,
@@ -504,17 +507,6 @@ fn scc_own_locs(scc: &Scc, summaries: &[Option<&Summary>]) -> Vec<Vec<Loc>> {
 /// `n` values not set yet.
 fn unset<T>(n: usize) -> Vec<OnceLock<T>> {
     (0..n).map(|_| OnceLock::new()).collect()
-}
-
-/// A function's content hash with its own locations (relative): what moves when its lines
-/// do.
-fn placed(content: &Key, relative_locs: &[Loc]) -> Key {
-    let mut k = KeyBuilder::new("placed summary");
-    k.key(content).u64(relative_locs.len() as u64);
-    for l in relative_locs {
-        k.u64(l.file.into()).u64(l.line.into()).u64(l.col.into());
-    }
-    k.finish()
 }
 
 /// The content hash of a stored summary.

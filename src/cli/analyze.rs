@@ -298,7 +298,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     };
     // With every summary's content unchanged and the same entries, the pipeline found the
     // findings saved by the run that computed them: no need to pair accesses again.
-    let run_key = store.as_ref().and(analysis.findings_key);
+    let place = analysis.findings_place.take().filter(|_| store.is_some());
     let reused = analysis.findings.take();
     let reused_findings = reused.is_some();
     let mut run = match reused {
@@ -319,16 +319,19 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         ("warnings".into(), (t3 - t2).as_secs_f64()),
     ];
     let rep = args.report.emit(&run, &filters, baseline.as_ref())?;
-    if let (Some(store), Some(key)) = (&store, &run_key) {
-        let saved = if reused_findings {
-            run.set_latest(store, key)
-        } else {
-            let saved = run.save(store, key);
+    if let (Some(store), Some(place)) = (&store, &place) {
+        let key = &place.key;
+        let saved = match (reused_findings, analysis.findings_moved) {
+            (true, false) => place.set_latest(store, &run),
+            // Rewritten to where the lines are now: kept there too.
+            (true, true) => place.save(store, &run),
+            (false, _) => place.save_computed(store, &mut run, &analysis.pta),
+        };
+        if !reused_findings || analysis.findings_moved {
             // Findings are large (hundreds of MB for SQLite) and only the latest ones are
             // likely to be asked for again: keep a few.
             store.prune(crate::cache::findings::FINDINGS, KEEP_FINDINGS);
-            saved
-        };
+        }
         if let Err(e) = saved {
             eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
         }
@@ -352,7 +355,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 &analysis.summaries,
                 analysis.summaries_cache.as_ref(),
             )?;
-            if reused_findings {
+            if analysis.findings_moved {
+                writeln!(
+                    err,
+                    "warnings: reused from the cache (only lines moved: rewritten to the new lines)"
+                )?;
+            } else if reused_findings {
                 writeln!(
                     err,
                     "warnings: reused from the cache (nothing they depend on changed)"

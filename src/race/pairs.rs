@@ -10,9 +10,8 @@
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
-use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
-use std::hash::{BuildHasher, Hash, Hasher};
 
 use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, PairContext, Scratch};
@@ -237,22 +236,51 @@ struct Found<'a> {
     per_access: Option<FxHashMap<u32, Pair<'a>>>,
 }
 
-/// An access as `--per-access` reports it: its sites (the first, and a hash of all) and its
-/// lvalue (its class, or its path). Two groups at the same sites are one access to report.
-/// Ordered by value, paths included — not by where an interned path happens to live, which
-/// differs between a run that computed its summaries and one that loaded them: the order
-/// decides which of two accesses at one site is reported.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct AccessId<'a>(Loc, u64, Option<u32>, Option<&'a crate::summary::Path>);
+/// An access as `--per-access` reports it: its sites and its lvalue (its class, or its path).
+/// Two groups at the same sites are one access to report. Ordered by value, sites and paths
+/// included — not by where an interned path happens to live, which differs between a run that
+/// computed its summaries and one that loaded them, nor by a hash of the sites, which moves
+/// with their lines: the order decides which of two accesses at one site is reported, and it
+/// must stay when lines move (saved findings are reused then, `crate::cache::relocate`).
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct AccessId<'a>(
+    Loc,
+    Sites<'a>,
+    Option<u32>,
+    Option<&'a crate::summary::Path>,
+);
+
+/// An access's sites, compared by their locations in order.
+#[derive(Copy, Clone)]
+struct Sites<'a>(&'a [crate::summary::access::Witness]);
+
+impl PartialEq for Sites<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        same_sites(self.0, other.0)
+    }
+}
+
+impl Eq for Sites<'_> {}
+
+impl PartialOrd for Sites<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Sites<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0
+            .iter()
+            .map(|w| w.loc)
+            .cmp(other.0.iter().map(|w| w.loc))
+    }
+}
 
 impl<'a> AccessId<'a> {
     fn of(a: &AccessView<'a>) -> AccessId<'a> {
         let path = a.class.is_none().then_some(a.path);
-        let mut sites = FxBuildHasher.build_hasher();
-        for w in a.witnesses {
-            w.loc.hash(&mut sites);
-        }
-        AccessId(a.witness().loc, sites.finish(), a.class, path)
+        AccessId(a.witness().loc, Sites(a.witnesses), a.class, path)
     }
 }
 

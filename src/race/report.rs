@@ -37,6 +37,21 @@ pub struct ReportBuilder<'a> {
     pointers: OnceCell<FxHashMap<u32, Vec<u32>>>,
     /// [`ReportBuilder::class_name`] by class and depth.
     class_names: RefCell<FxHashMap<(u32, u32), Option<String>>>,
+    /// What the report data read besides the analysis's result.
+    rendered: RefCell<RenderedFrom>,
+}
+
+/// What report data depends on besides the warnings: the locations it names, the allocation
+/// sites whose lines name memory (`heap@f:12`), and whether memory was named by its points-to
+/// class's number (`rep#12`). Saved findings reused after lines moved are rewritten or
+/// rejected by these (`crate::cache::relocate`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenderedFrom {
+    /// Sorted, distinct.
+    pub locs: Vec<Loc>,
+    /// (function, allocation site), as named.
+    pub allocs: Vec<(crate::ir::FuncId, Loc)>,
+    pub numbered_classes: bool,
 }
 
 impl<'a> ReportBuilder<'a> {
@@ -54,7 +69,16 @@ impl<'a> ReportBuilder<'a> {
             members: OnceCell::new(),
             pointers: OnceCell::new(),
             class_names: Default::default(),
+            rendered: Default::default(),
         }
+    }
+
+    /// What the report data made so far read besides the warnings.
+    pub fn rendered_from(&self) -> RenderedFrom {
+        let mut r = self.rendered.borrow().clone();
+        r.locs.sort_unstable();
+        r.locs.dedup();
+        r
     }
 
     /// The warning between two sides, as report data: `group` and `filtered_by` are left
@@ -181,16 +205,8 @@ impl<'a> ReportBuilder<'a> {
     }
 
     fn loc(&self, l: Loc) -> SourceLoc {
-        SourceLoc {
-            file: self
-                .program
-                .files
-                .get(l.file as usize)
-                .cloned()
-                .unwrap_or_default(),
-            line: l.line,
-            col: l.col,
-        }
+        self.rendered.borrow_mut().locs.push(l);
+        source_loc(self.program, l)
     }
 
     /// `struct s.f` for a member access, the object otherwise (`--group field`); the object
@@ -234,8 +250,10 @@ impl<'a> ReportBuilder<'a> {
     /// with every edit, so warnings keep their keys (and baselines) across edits.
     fn rep_name(&self, c: u32) -> String {
         let c = self.pta.class(c);
-        self.class_name(c, POINTER_NAMING_DEPTH)
-            .unwrap_or_else(|| format!("rep#{c}"))
+        self.class_name(c, POINTER_NAMING_DEPTH).unwrap_or_else(|| {
+            self.rendered.borrow_mut().numbered_classes = true;
+            format!("rep#{c}")
+        })
     }
 
     /// [`ReportBuilder::rep_name`] of a representative, following at most `depth` pointers to
@@ -291,7 +309,10 @@ impl<'a> ReportBuilder<'a> {
                 let local = body.locals.get(l.index())?;
                 format!("{}:{}", p.function_name(f), p.names.get(local.name))
             }
-            Origin::Alloc(f, l) => format!("heap@{}:{}", p.function_name(f), l.line),
+            Origin::Alloc(f, l) => {
+                self.rendered.borrow_mut().allocs.push((f, l));
+                format!("heap@{}:{}", p.function_name(f), l.line)
+            }
             Origin::Field(r, n) => {
                 let rec = p.types.record(r);
                 let tag = rec.tag.map_or("<anonymous>", |t| p.names.get(t));
@@ -301,6 +322,19 @@ impl<'a> ReportBuilder<'a> {
                 return None
             }
         })
+    }
+}
+
+/// A location as the report names it: its file's name (from the line markers), line, column.
+pub fn source_loc(program: &Program, l: Loc) -> SourceLoc {
+    SourceLoc {
+        file: program
+            .files
+            .get(l.file as usize)
+            .cloned()
+            .unwrap_or_default(),
+        line: l.line,
+        col: l.col,
     }
 }
 

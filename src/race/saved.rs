@@ -123,6 +123,12 @@ pub struct SavedRun {
     pub entry_families: Vec<(String, String)>,
     /// Wall-clock seconds per stage of the analysing run.
     pub times: Vec<(String, f64)>,
+    /// How to reuse the run after lines moved (set by the cache that keeps it).
+    pub relocation: crate::cache::relocate::Relocation,
+    /// What its report data read besides the warnings (not kept: the cache turns it into
+    /// `relocation`).
+    #[serde(skip)]
+    pub rendered: super::report::RenderedFrom,
 }
 
 impl SavedRun {
@@ -152,7 +158,26 @@ impl SavedRun {
             family_entries: family_entries(input.entries),
             entry_families: entry_families(input.program, input.entries),
             times: Vec::new(),
+            relocation: Default::default(),
+            rendered: b.rendered_from(),
         }
+    }
+
+    /// Rewrites every location the report data names (warnings, callback entries).
+    pub fn map_locations(&mut self, mut f: impl FnMut(&mut report::SourceLoc)) -> Result<()> {
+        for w in &mut self.warnings {
+            let mut warning = w.warning()?;
+            for a in &mut warning.accesses {
+                f(&mut a.location);
+                a.call_path.iter_mut().for_each(|c| f(&mut c.location));
+                a.also_at.iter_mut().for_each(&mut f);
+            }
+            w.warning = Encoded(encode(&warning).expect("a warning encodes"));
+        }
+        for c in &mut self.callback_entries {
+            f(&mut c.at);
+        }
+        Ok(())
     }
 
     /// The report under these options: warnings (filtered ones only if `show_filtered`)
@@ -394,6 +419,8 @@ pub(crate) mod tests {
             family_entries: Vec::new(),
             entry_families: Vec::new(),
             times: vec![("summaries".into(), 1.5)],
+            relocation: Default::default(),
+            rendered: Default::default(),
         }
     }
 

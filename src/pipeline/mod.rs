@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::cache::summaries::{SummaryCache, SummaryCacheStats, SummaryOptions};
-use crate::cache::{Key, KeyBuilder, Store};
+use crate::cache::Store;
 use crate::callgraph::CallGraph;
 use crate::link::Program;
 use crate::models::Models;
@@ -14,7 +14,12 @@ use crate::pta::{FieldMode, PointsTo};
 use crate::race::saved::SavedRun;
 use crate::race::{self, FilterConfig, RaceInput, RaceStats, ThreadEntry, Warning};
 use crate::schedule;
+
+mod findings;
+
 use crate::summary::{self, Summaries, SummaryStore};
+pub use findings::FindingsPlace;
+use findings::{FindingsLookup, Found};
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -135,8 +140,10 @@ pub struct Analysis {
     /// The findings an earlier run saved for exactly this analysis, when nothing they depend
     /// on changed: then no summary was loaded (`summaries` and `entries` are empty).
     pub findings: Option<SavedRun>,
-    /// The key this analysis's findings are saved under, when a cache is used.
-    pub findings_key: Option<Key>,
+    /// They were saved where other lines were, and rewritten: keep them again.
+    pub findings_moved: bool,
+    /// Where this analysis's findings are kept, when a cache is used.
+    pub findings_place: Option<FindingsPlace>,
     /// Accesses of incompatible types are not paired ([`Options::type_alias`]).
     pub type_alias: bool,
     /// One warning per racing access ([`Options::per_access`]).
@@ -197,16 +204,12 @@ pub struct Summarized {
     pub times: StageTimes,
     /// What the summaries cache did, when one was used.
     pub cache: Option<SummaryCacheStats>,
-    /// For the race stage: the findings saved for this analysis, when nothing they depend on
-    /// changed (then no summary was loaded).
-    findings: Option<SavedRun>,
+    /// For the race stage, with a cache: the findings saved for this analysis, when nothing
+    /// they depend on changed (then no summary was loaded), where to keep them, and the
+    /// inclusion-based points-to computed to look for them.
+    found: Option<Found>,
     /// For the race stage: the functions of the switched-on entry families.
     families: Vec<race::families::FamilyEntry>,
-    /// For the race stage: the inclusion-based points-to, when it was computed to key the
-    /// saved findings and none were found.
-    objects: Option<SiteObjects>,
-    /// The key the race stage's findings are saved under (with a cache, for the race stage).
-    findings_key: Option<Key>,
 }
 
 /// Points-to, call graph, summaries; for the race stage, first looks for findings saved for
@@ -273,10 +276,9 @@ fn summarize_inner(
                     .and_then(|store| summary_cache(store, program, &pta, &cg, models, options));
                 let saved = cache.as_ref().zip(store).zip(lookup.as_ref()).and_then(
                     |((c, store), lookup)| {
-                        let (program_key, constructors) =
-                            c.stored_program_key(options.inclusion)?;
+                        let (program_key, constructors) = c.stored_program_key()?;
                         let found = lookup.find(c, store, &program_key, &constructors);
-                        Some((c.sccs_with_bodies(), program_key, found))
+                        Some((c.sccs_with_bodies(), found))
                     },
                 );
                 (cache, saved)
@@ -289,46 +291,28 @@ fn summarize_inner(
                 )
             },
         );
-    // Computed to key the findings and not found: the race stage reads it, and the findings
-    // are not looked for again (nothing they depend on can change before then).
-    let (mut objects, mut findings_key, mut inclusion_seconds) = (None, None, 0.0);
-    match saved {
-        Some((
-            sccs,
-            program_key,
-            Found {
-                run: Some(run),
-                key,
-                seconds,
-                ..
-            },
-        )) => {
-            let times =
-                StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(seconds);
-            return Summarized {
-                summaries: Summaries::all_reused(program.functions.len(), sccs),
-                pta,
-                cg,
-                times,
-                findings: Some(run),
-                families,
-                objects: None,
-                findings_key: Some(key),
-                cache: Some(SummaryCacheStats {
-                    reused: sccs,
-                    stored: 0,
-                    loaded: 0,
-                    unportable: 0,
-                    program: program_key,
-                }),
-            };
-        }
-        Some((_, _, found)) => {
-            (objects, findings_key) = (found.objects, Some(found.key));
-            inclusion_seconds = found.seconds;
-        }
-        None => {}
+    if let Some((sccs, found)) = saved.as_ref().filter(|(_, f)| f.run.is_some()) {
+        let times =
+            StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(found.seconds);
+        let sccs = *sccs;
+        return Summarized {
+            summaries: Summaries::all_reused(program.functions.len(), sccs),
+            pta,
+            cg,
+            times,
+            families,
+            found: saved.map(|(_, f)| f),
+            cache: Some(SummaryCacheStats {
+                reused: sccs,
+                stored: 0,
+                loaded: 0,
+                unportable: 0,
+            }),
+        };
     }
+    // Not found there: the findings are not looked for again (nothing they depend on can
+    // change before the race stage), which reads what the lookup computed.
+    let mut found = saved.map(|(_, f)| f);
     let run = SummaryRun {
         program,
         pta: &pta,
@@ -338,91 +322,27 @@ fn summarize_inner(
         keep,
         called_from_outside,
     };
-    let lookup = lookup.filter(|_| findings_key.is_none());
-    let (summaries, findings, cache) = match cache {
+    let lookup = lookup.filter(|_| found.is_none());
+    let (summaries, cache) = match cache {
         Some(cache) => {
-            let (sums, found, stats) = run.cached(cache, store, lookup.as_ref());
-            let run = found.and_then(|f| {
-                (objects, findings_key) = (f.objects, Some(f.key));
-                inclusion_seconds = f.seconds;
-                f.run
-            });
-            (sums, run, stats)
+            let (sums, looked, stats) = run.cached(cache, store, lookup.as_ref());
+            found = found.or(looked);
+            (sums, stats)
         }
-        None => (run.compute(None, None), None, None),
+        None => (run.compute(None, None), None),
     };
-    let times =
-        StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(inclusion_seconds);
+    let seconds = found.as_ref().map_or(0.0, |f| f.seconds);
+    let times = StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(seconds);
     Summarized {
         pta,
         cg,
         summaries,
         times,
-        findings,
         families,
-        objects,
         // Not when the cache was given up.
-        findings_key: findings_key.filter(|_| cache.is_some()),
+        found: found.filter(|_| cache.is_some()),
         cache,
     }
-}
-
-/// Looks for the findings saved for this analysis: under the summaries cache's program key and
-/// the entry options, and with `--inclusion` the objects of the sites the summaries name
-/// ([`SummaryCache::site_objects_key`]) — the inclusion-based points-to reads every body and
-/// initializer, which the program key does not cover.
-struct FindingsLookup<'a> {
-    program: &'a Program,
-    pta: &'a PointsTo,
-    models: &'a Models,
-    options: &'a Options,
-    /// [`race::entries::outside_entries`].
-    outside: Vec<crate::ir::FuncId>,
-}
-
-impl FindingsLookup<'_> {
-    /// The saved findings, if any, and the inclusion-based points-to computed to key them
-    /// (`constructors`: [`summary::SummaryStats::constructors`]).
-    fn find(
-        &self,
-        c: &SummaryCache<'_>,
-        store: &Store,
-        program_key: &Key,
-        constructors: &[crate::ir::FuncId],
-    ) -> Found {
-        let beat = Heartbeat::start(self.options.schedule.progress, "inclusion points-to");
-        let t = Instant::now();
-        let objects = self.options.inclusion.then(|| {
-            SiteObjects::compute(
-                self.program,
-                self.pta,
-                self.models,
-                &self.outside,
-                constructors,
-            )
-        });
-        drop(beat);
-        let seconds = t.elapsed().as_secs_f64();
-        let site_objects = objects.as_ref().map(|o| c.site_objects_key(o));
-        let key = findings_key(program_key, self.options, site_objects.as_ref());
-        Found {
-            run: SavedRun::find(store, &key),
-            objects,
-            key,
-            seconds,
-        }
-    }
-}
-
-/// What [`FindingsLookup::find`] found: the saved findings, if any, and what it computed to
-/// look for them.
-struct Found {
-    run: Option<SavedRun>,
-    objects: Option<SiteObjects>,
-    /// The key the findings are saved under.
-    key: Key,
-    /// How long computing `objects` took (a stage of its own in the run table).
-    seconds: f64,
 }
 
 /// [`summary::Setup::keep`] for what the run keeps (`None`: every summary).
@@ -564,7 +484,7 @@ impl SummaryRun<'_> {
                 if c.lost() != 0 {
                     return true;
                 }
-                let f = found.insert(lookup.find(&c, store, &c.stats().program, constructors));
+                let f = found.insert(lookup.find(&c, store, &c.program_key(), constructors));
                 f.run.is_none()
             };
             let sets_needed = lookup.map(|_| -> summary::SetsNeeded<'_> { Box::new(look) });
@@ -593,29 +513,6 @@ impl SummaryRun<'_> {
     }
 }
 
-/// The key findings are saved under: all summaries and the call graph (the summaries cache's
-/// program key), the thread entries asked for, the alias analyses of the race stage and, with
-/// `--inclusion`, what it reads of the inclusion-based points-to (`site_objects`).
-pub fn findings_key(program: &Key, options: &Options, site_objects: Option<&Key>) -> Key {
-    let mut k = KeyBuilder::new(crate::cache::findings::FINDINGS);
-    k.key(program);
-    if let Some(o) = site_objects {
-        k.key(o);
-    }
-    k.u64(u64::from(options.entries.roots))
-        .u64(u64::from(options.type_alias))
-        .u64(u64::from(options.per_access))
-        .u64(u64::from(options.inclusion))
-        .u64(u64::from(options.entries.reentrant_families));
-    for n in &options.entries.names {
-        k.str(n);
-    }
-    for (family, on) in &options.entries.families.settings {
-        k.str(family).u64(u64::from(*on));
-    }
-    k.finish()
-}
-
 /// The whole pipeline up to the thread entries; [`Analysis::warnings`] pairs their accesses.
 /// Fails only on an `--entry` that names no defined function.
 pub fn analyze(program: &Program, models: &Models, options: &Options) -> anyhow::Result<Analysis> {
@@ -636,12 +533,14 @@ pub fn analyze_cached(
         cg,
         summaries,
         times,
-        findings,
         families,
-        objects,
-        findings_key,
+        found,
         cache,
     } = summarize_inner(program, models, options, store, Keep::RaceEntries(&extra));
+    let (findings, findings_moved, objects, findings_place) = match found {
+        Some(f) => (f.run, f.moved, f.objects, Some(f.place)),
+        None => (None, false, None, None),
+    };
     if findings.is_some() {
         return Ok(Analysis {
             pta,
@@ -651,7 +550,8 @@ pub fn analyze_cached(
             entries: Vec::new(),
             times,
             findings,
-            findings_key,
+            findings_moved,
+            findings_place,
             type_alias: options.type_alias,
             per_access: options.per_access,
             objects: None,
@@ -718,7 +618,8 @@ pub fn analyze_cached(
         entries,
         times,
         findings: None,
-        findings_key,
+        findings_moved: false,
+        findings_place,
         type_alias: options.type_alias,
         per_access: options.per_access,
         objects,
