@@ -126,6 +126,7 @@ pub fn site_objects<'a>(
         pta,
         objects,
         nodes: None,
+        hashes: FxHashMap::default(),
         owner: FxHashMap::default(),
         numbered: FxHashMap::default(),
     };
@@ -136,11 +137,8 @@ pub fn site_objects<'a>(
                 namer.set(&mut k, objects.site(None, loc))?;
             }
         }
-        let escaped = namer.names(objects.escaped())?;
-        k.u64(escaped.len() as u64);
-        for n in &escaped {
-            k.str(n);
-        }
+        let (count, sum) = namer.digest(objects.escaped())?;
+        k.u64(count).bytes(&sum.to_le_bytes());
         Some(())
     })();
     if labelled.is_some() {
@@ -159,22 +157,27 @@ pub fn site_objects<'a>(
     k.finish()
 }
 
-/// Names the objects of [`SiteObjects`] for [`site_objects`].
+/// Names the objects of [`SiteObjects`] for [`site_objects`]. A set is hashed as the number
+/// of its objects and the sum of their names' hashes (128 bits each): order does not matter,
+/// so no set's names are sorted — SQLite's sites have 20,000 distinct sets of 840 objects on
+/// average.
 struct ObjectNamer<'a> {
     program: &'a Program,
     pta: &'a PointsTo,
     objects: &'a SiteObjects,
     /// [`node_names`], computed on first use.
     nodes: Option<Vec<Option<String>>>,
-    /// Which object each name was given to (names must be one object's).
-    owner: FxHashMap<String, u32>,
+    /// Each object's name, hashed.
+    hashes: FxHashMap<u32, u128>,
+    /// Which object each name (hashed) was given to: names must be one object's.
+    owner: FxHashMap<u128, u32>,
     /// Interned set id → its number in the key.
     numbered: FxHashMap<u32, u64>,
 }
 
 impl ObjectNamer<'_> {
-    /// Adds the set `id` (`None`: unknown) to `k`: its number, and its objects' names the
-    /// first time it is met. `None` when an object has no name of its own.
+    /// Adds the set `id` (`None`: unknown) to `k`: its number, and the first time it is met
+    /// its objects. `None` when an object has no name of its own.
     fn set(&mut self, k: &mut KeyBuilder, id: Option<u32>) -> Option<()> {
         let Some(id) = id else {
             k.u64(u64::MAX);
@@ -186,37 +189,44 @@ impl ObjectNamer<'_> {
         }
         let n = self.numbered.len() as u64;
         self.numbered.insert(id, n);
-        k.u64(n);
-        let names = self.names(self.objects.set(id))?;
-        k.u64(names.len() as u64);
-        for name in &names {
-            k.str(name);
-        }
+        let (count, sum) = self.digest(self.objects.set(id))?;
+        k.u64(n).u64(count).bytes(&sum.to_le_bytes());
         Some(())
     }
 
-    /// The names of a set's objects, sorted.
-    fn names(&mut self, set: &Bits) -> Option<Vec<String>> {
-        let mut names = Vec::new();
+    /// A set's objects: how many, and the sum of their names' hashes.
+    fn digest(&mut self, set: &Bits) -> Option<(u64, u128)> {
+        let (mut count, mut sum) = (0u64, 0u128);
         for node in set.iter() {
-            let name = match self.objects.object(node)? {
-                ObjectLabel::Node(n) => self
-                    .nodes
-                    .get_or_insert_with(|| node_names(self.program, self.pta))
-                    .get(n as usize)?
-                    .clone()?,
-                ObjectLabel::Allocation(f, rank) => format!("A{}#{rank}", f.0),
-                ObjectLabel::Opaque => "opaque".into(),
-                ObjectLabel::World => "world".into(),
-                ObjectLabel::Nowhere => "nowhere".into(),
-            };
-            if *self.owner.entry(name.clone()).or_insert(node) != node {
-                return None;
-            }
-            names.push(name);
+            count += 1;
+            sum = sum.wrapping_add(self.hash(node)?);
         }
-        names.sort_unstable();
-        Some(names)
+        Some((count, sum))
+    }
+
+    /// The hash of an object's name.
+    fn hash(&mut self, node: u32) -> Option<u128> {
+        if let Some(&h) = self.hashes.get(&node) {
+            return Some(h);
+        }
+        let name = match self.objects.object(node)? {
+            ObjectLabel::Node(n) => self
+                .nodes
+                .get_or_insert_with(|| node_names(self.program, self.pta))
+                .get(n as usize)?
+                .clone()?,
+            ObjectLabel::Allocation(f, rank) => format!("A{}#{rank}", f.0),
+            ObjectLabel::Opaque => "opaque".into(),
+            ObjectLabel::World => "world".into(),
+            ObjectLabel::Nowhere => "nowhere".into(),
+        };
+        let key = KeyBuilder::new("object").str(&name).finish();
+        let h = u128::from_le_bytes(key.0[..16].try_into().ok()?);
+        if *self.owner.entry(h).or_insert(node) != node {
+            return None;
+        }
+        self.hashes.insert(node, h);
+        Some(h)
     }
 }
 

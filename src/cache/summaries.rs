@@ -24,9 +24,9 @@
 //! the SCC's entry keeps each function's own locations relative to the function's start. So
 //! a caller's summary, which copies its callees' witnesses, does not change when lines move
 //! inside a callee: an edit that adds a line re-analyses the edited function, and its callers'
-//! stored summaries, loaded, name the new lines. (Where lines are is in the program key, so
-//! the race stage still runs again.) Ranks keep the order of locations as long as functions
-//! keep theirs; function ids follow the order of definitions, so a function moved past another
+//! stored summaries, loaded, name the new lines. (The program key names no location: the
+//! saved findings are reused, rewritten to the new lines, see [`super::relocate`].) Ranks
+//! keep the order of locations as long as functions keep theirs; function ids follow the order of definitions, so a function moved past another
 //! changes the layout. A summary naming a location that is not among its function's own
 //! locations is not stored (counted as unportable).
 
