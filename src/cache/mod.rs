@@ -16,6 +16,7 @@
 //! - `inputs` ([`inputs`]): which findings a run with exactly these input units, arguments and
 //!   models computed, with the front end's messages.
 
+pub mod classes;
 pub mod findings;
 pub mod fingerprint;
 pub mod inputs;

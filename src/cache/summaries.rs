@@ -37,7 +37,8 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::fingerprint::{self, ClassTable};
+use super::classes::ClassTable;
+use super::fingerprint;
 use super::relocate::LocTable;
 use super::{store, Corruption, Key, KeyBuilder, Store};
 use crate::callgraph::{CallGraph, Scc};
@@ -372,14 +373,23 @@ impl<'a> SummaryCache<'a> {
     fn encode(&self, f: FuncId, s: &Summary) -> Option<Vec<u8>> {
         let mut used = NameCollector {
             names: Vec::new(),
-            private: Vec::new(),
+            private: FxHashMap::default(),
             classes: &self.classes,
+            program: self.program,
             pta: self.pta,
         };
         s.remap(&mut used)?;
-        let mut private = used.private;
+        let mut private: Vec<(String, u32)> = used
+            .private
+            .into_iter()
+            .map(|(c, name)| (name, c))
+            .collect();
         private.sort_unstable();
-        private.dedup();
+        let private_index: FxHashMap<u32, u32> = private
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, c))| (c, i as u32))
+            .collect();
         let mut names: Vec<(&str, Name)> = used
             .names
             .iter()
@@ -394,7 +404,7 @@ impl<'a> SummaryCache<'a> {
             .collect();
         let mut to_portable = ToPortable {
             index: &index,
-            private: &private,
+            private: &private_index,
             classes: &self.classes,
             pta: self.pta,
         };
@@ -416,7 +426,7 @@ impl<'a> SummaryCache<'a> {
         }
         let portable = Portable {
             names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
-            private: private.into_iter().map(str::to_string).collect(),
+            private: private.into_iter().map(|(name, _)| name).collect(),
             summary,
             shared: s.shared.iter().map(|set| set.scc).collect(),
         };
@@ -642,8 +652,10 @@ impl SummaryStore for SummaryCache<'_> {
 /// form.
 struct NameCollector<'a> {
     names: Vec<Name>,
-    private: Vec<&'a str>,
+    /// Private class representative → its name.
+    private: FxHashMap<u32, String>,
     classes: &'a ClassTable,
+    program: &'a Program,
     pta: &'a PointsTo,
 }
 
@@ -654,7 +666,11 @@ impl IdMap for NameCollector<'_> {
     }
     fn class(&mut self, c: u32) -> Option<u32> {
         if self.classes.rank(self.pta, c).is_none() {
-            self.private.push(self.classes.private_name(self.pta, c)?);
+            let rep = self.pta.class(c);
+            if !self.private.contains_key(&rep) {
+                let name = self.classes.private_name(self.program, self.pta, rep)?;
+                self.private.insert(rep, name);
+            }
         }
         Some(c)
     }
@@ -662,8 +678,8 @@ impl IdMap for NameCollector<'_> {
 
 struct ToPortable<'a> {
     index: &'a FxHashMap<Name, u32>,
-    /// Sorted.
-    private: &'a [&'a str],
+    /// Private class representative → its index in the portable summary's sorted names.
+    private: &'a FxHashMap<u32, u32>,
     classes: &'a ClassTable,
     pta: &'a PointsTo,
 }
@@ -676,8 +692,7 @@ impl IdMap for ToPortable<'_> {
         if let Some(r) = self.classes.rank(self.pta, c) {
             return (r < PRIVATE).then_some(r);
         }
-        let name = self.classes.private_name(self.pta, c)?;
-        let i = self.private.binary_search(&name).ok()? as u32;
+        let i = *self.private.get(&self.pta.class(c))?;
         (i < PRIVATE).then_some(PRIVATE | i)
     }
 }

@@ -1,0 +1,332 @@
+//! The points-to classes named canonically (part of the summaries' context, see
+//! [`super::fingerprint`]): every class is named by its smallest member, members by what they
+//! stand for (`g12`, `l7.buf#0`, `a7#2`, `m3.next`), classes made only of analysis nodes by
+//! the class pointing to them (`*g12`). Class ids in summaries are stored as ranks in this
+//! naming. Classes no one points to that hold only locals and return values are left out:
+//! they are private to one function, whose body hash covers them — so a body edit that adds a
+//! local does not change the fingerprint. Their names are made only when asked for (a stored
+//! summary names them) or when a class they point to has no name of its own: the kernel has
+//! millions of locals.
+
+use rustc_hash::FxHashMap;
+
+use super::{Key, KeyBuilder};
+use crate::ir::{FuncId, LocalId};
+use crate::link::Program;
+use crate::pta::{Origin, PointsTo};
+
+/// The points-to classes named canonically; see the module documentation.
+pub struct ClassTable {
+    /// Class representative → rank (canonical classes only).
+    rank: FxHashMap<u32, u32>,
+    /// Rank → class representative.
+    reps: Vec<u32>,
+    /// The nodes of class `c` (a representative) are `members[start[c]..start[c + 1]]`.
+    start: Vec<u32>,
+    members: Vec<u32>,
+    /// By representative: the class is private to one function.
+    private: Vec<bool>,
+    pub fingerprint: Key,
+}
+
+impl ClassTable {
+    /// `None` when two classes get the same name (strings with equal text in two classes): the
+    /// run then does not use the summaries cache.
+    pub fn new(program: &Program, pta: &PointsTo) -> Option<ClassTable> {
+        let (start, members) = members_by_class(pta);
+        let class_members =
+            |c: u32| &members[start[c as usize] as usize..start[c as usize + 1] as usize];
+        let reps: Vec<u32> = (0..pta.node_count() as u32)
+            .filter(|&c| !class_members(c).is_empty())
+            .collect();
+        let mut preds: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for &c in &reps {
+            if let Some(t) = pta.deref_class(c) {
+                preds.entry(t).or_default().push(c);
+            }
+        }
+        let mut private = vec![false; pta.node_count()];
+        for &c in &reps {
+            private[c as usize] = !preds.contains_key(&c)
+                && class_members(c).iter().all(|&m| {
+                    matches!(
+                        pta.origin(m),
+                        Origin::Local(..) | Origin::Return(_) | Origin::Fresh
+                    )
+                });
+        }
+        // Every member of the other classes is named (the fingerprint lists them).
+        let mut namer = NodeNamer::new(program, pta);
+        let member_names: FxHashMap<u32, Vec<String>> = reps
+            .iter()
+            .filter(|&&c| !private[c as usize])
+            .map(|&c| {
+                let mut names: Vec<String> = class_members(c)
+                    .iter()
+                    .filter_map(|&m| namer.name(m))
+                    .collect();
+                names.sort_unstable();
+                (c, names)
+            })
+            .collect();
+        let mut class_name: FxHashMap<u32, String> = member_names
+            .iter()
+            .filter_map(|(&c, names)| Some((c, names.first()?.clone())))
+            .collect();
+        // A private class names the class it points to when nothing else does.
+        for &c in reps.iter().filter(|&&c| private[c as usize]) {
+            let unnamed_target = pta
+                .deref_class(c)
+                .is_some_and(|t| !class_name.contains_key(&t));
+            if unnamed_target {
+                if let Some(name) = private_name(program, pta, class_members(c)) {
+                    class_name.insert(c, name);
+                }
+            }
+        }
+        name_by_predecessors(&reps, &preds, &mut class_name);
+
+        let mut canonical: Vec<(&str, u32)> = class_name
+            .iter()
+            .filter(|(&c, _)| !private[c as usize])
+            .map(|(&c, name)| (name.as_str(), c))
+            .collect();
+        canonical.sort_unstable();
+        if canonical.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        let rank: FxHashMap<u32, u32> = canonical
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, c))| (c, i as u32))
+            .collect();
+        let escaping = pta.escaping();
+        let mut k = KeyBuilder::new("classes");
+        k.str(&format!("{:?}", pta.mode));
+        for &(name, c) in &canonical {
+            let ms = &member_names[&c];
+            k.str(name).u64(ms.len() as u64);
+            for m in ms {
+                k.str(m);
+            }
+            let target = pta.deref_class(c).map_or(u64::MAX, |t| {
+                rank.get(&t).map_or(u64::MAX - 1, |&r| u64::from(r))
+            });
+            k.u64(target).u64(u64::from(escaping.contains(&c)));
+        }
+        let reps = canonical.iter().map(|&(_, c)| c).collect();
+        let fingerprint = k.finish();
+        Some(ClassTable {
+            reps,
+            rank,
+            start,
+            members,
+            private,
+            fingerprint,
+        })
+    }
+
+    /// The rank of a class (any member node or its representative).
+    pub fn rank(&self, pta: &PointsTo, class: u32) -> Option<u32> {
+        self.rank.get(&pta.class(class)).copied()
+    }
+
+    /// The class representative of a rank.
+    pub fn class(&self, rank: u32) -> Option<u32> {
+        self.reps.get(rank as usize).copied()
+    }
+
+    /// The name of a class private to one function (`l7.buf#0`, `r7`): its smallest member's.
+    pub fn private_name(&self, program: &Program, pta: &PointsTo, class: u32) -> Option<String> {
+        let c = pta.class(class) as usize;
+        if !*self.private.get(c)? {
+            return None;
+        }
+        let members = &self.members[self.start[c] as usize..self.start[c + 1] as usize];
+        private_name(program, pta, members)
+    }
+
+    /// The class a [`ClassTable::private_name`] names in this program, found through the
+    /// function's locals (its body is part of every key that stores the name).
+    pub fn private_class(program: &Program, pta: &PointsTo, name: &str) -> Option<u32> {
+        if let Some(f) = name.strip_prefix('r') {
+            let f: u32 = f.parse().ok()?;
+            return (f < program.functions.len() as u32)
+                .then(|| pta.class(pta.return_node(FuncId(f))));
+        }
+        let (f, local) = name.strip_prefix('l')?.split_once('.')?;
+        let f = FuncId(f.parse().ok()?);
+        let (local, ordinal) = local.rsplit_once('#')?;
+        let ordinal: u32 = ordinal.parse().ok()?;
+        let body = program.functions.get(f.index())?.body.as_ref()?;
+        let ordinals = local_ordinals(program, f);
+        let l = body
+            .locals
+            .iter()
+            .zip(&ordinals)
+            .position(|(l, &o)| o == ordinal && program.names.get(l.name) == local)?;
+        Some(pta.class(pta.local_node(f, LocalId(l as u32))))
+    }
+}
+
+/// The nodes of each class, in node order: `members[start[c]..start[c + 1]]` for the
+/// representative `c` (a counting sort: two arrays instead of a vector per class).
+fn members_by_class(pta: &PointsTo) -> (Vec<u32>, Vec<u32>) {
+    let n = pta.node_count();
+    let mut start = vec![0u32; n + 1];
+    for node in 0..n as u32 {
+        start[pta.class(node) as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut next = start.clone();
+    let mut members = vec![0u32; n];
+    for node in 0..n as u32 {
+        let c = pta.class(node) as usize;
+        members[next[c] as usize] = node;
+        next[c] += 1;
+    }
+    (start, members)
+}
+
+/// The smallest name among a private class's members (locals and return values).
+fn private_name(program: &Program, pta: &PointsTo, members: &[u32]) -> Option<String> {
+    let mut ordinals: FxHashMap<FuncId, Vec<u32>> = FxHashMap::default();
+    members
+        .iter()
+        .filter_map(|&m| match pta.origin(m) {
+            Origin::Return(f) => Some(format!("r{}", f.0)),
+            Origin::Local(f, l) => {
+                let ords = ordinals
+                    .entry(f)
+                    .or_insert_with(|| local_ordinals(program, f));
+                local_name(program, f, l, ords)
+            }
+            _ => None,
+        })
+        .min()
+}
+
+/// A stable name for each node that stands for something in the program (`None` for nodes
+/// the analysis made): locals by name and occurrence (ids shift when a local is added before
+/// them), allocation sites by their order in the function (their lines shift with edits above
+/// them).
+pub(super) struct NodeNamer<'a> {
+    program: &'a Program,
+    pta: &'a PointsTo,
+    /// Each allocation-site node's rank among its function's, in node order.
+    alloc_rank: FxHashMap<u32, u32>,
+    ordinals: FxHashMap<FuncId, Vec<u32>>,
+}
+
+impl<'a> NodeNamer<'a> {
+    pub fn new(program: &'a Program, pta: &'a PointsTo) -> Self {
+        let mut count: FxHashMap<FuncId, u32> = FxHashMap::default();
+        let mut alloc_rank = FxHashMap::default();
+        for node in 0..pta.node_count() as u32 {
+            if let Origin::Alloc(f, _) = pta.origin(node) {
+                let c = count.entry(f).or_insert(0);
+                alloc_rank.insert(node, *c);
+                *c += 1;
+            }
+        }
+        NodeNamer {
+            program,
+            pta,
+            alloc_rank,
+            ordinals: FxHashMap::default(),
+        }
+    }
+
+    pub fn name(&mut self, node: u32) -> Option<String> {
+        let program = self.program;
+        Some(match self.pta.origin(node) {
+            Origin::Global(g) => format!("g{}", g.0),
+            Origin::Function(f) => format!("f{}", f.0),
+            Origin::Return(f) => format!("r{}", f.0),
+            Origin::Local(f, l) => {
+                let ords = self
+                    .ordinals
+                    .entry(f)
+                    .or_insert_with(|| local_ordinals(program, f));
+                return local_name(program, f, l, ords);
+            }
+            Origin::Alloc(f, _) => format!("a{}#{}", f.0, self.alloc_rank.get(&node)?),
+            Origin::Str(s) => {
+                let text = program.strings.get(s.0 as usize)?;
+                format!(
+                    "s{}",
+                    &KeyBuilder::new("str").str(text).finish().hex()[..16]
+                )
+            }
+            Origin::Field(r, name) => format!("m{}.{}", r.0, program.names.get(name)),
+            Origin::Fresh => return None,
+        })
+    }
+}
+
+/// `l{f}.{name}#{ordinal}`; `ordinals`: [`local_ordinals`] of `f`.
+fn local_name(program: &Program, f: FuncId, l: LocalId, ordinals: &[u32]) -> Option<String> {
+    let local = program.functions[f.index()]
+        .body
+        .as_ref()?
+        .locals
+        .get(l.index())?;
+    Some(format!(
+        "l{}.{}#{}",
+        f.0,
+        program.names.get(local.name),
+        ordinals.get(l.index())?
+    ))
+}
+
+/// For each local of `f`: how many locals of the same name come before it.
+fn local_ordinals(program: &Program, f: FuncId) -> Vec<u32> {
+    let Some(body) = &program.functions[f.index()].body else {
+        return Vec::new();
+    };
+    let mut seen: FxHashMap<crate::ir::Name, u32> = FxHashMap::default();
+    body.locals
+        .iter()
+        .map(|l| {
+            let c = seen.entry(l.name).or_insert(0);
+            *c += 1;
+            *c - 1
+        })
+        .collect()
+}
+
+/// Names classes made only of analysis nodes after the smallest class pointing to them
+/// (`*name`), level by level. Classes no named class reaches stay unnamed.
+fn name_by_predecessors(
+    reps: &[u32],
+    preds: &FxHashMap<u32, Vec<u32>>,
+    class_name: &mut FxHashMap<u32, String>,
+) {
+    let mut unnamed: Vec<u32> = reps
+        .iter()
+        .copied()
+        .filter(|c| !class_name.contains_key(c))
+        .collect();
+    loop {
+        let found: Vec<(u32, String)> = unnamed
+            .iter()
+            .filter_map(|&c| {
+                let best = preds
+                    .get(&c)?
+                    .iter()
+                    .filter_map(|p| class_name.get(p))
+                    .min()?;
+                Some((c, format!("*{best}")))
+            })
+            .collect();
+        if found.is_empty() {
+            return;
+        }
+        for (c, name) in found {
+            class_name.insert(c, name);
+        }
+        unnamed.retain(|c| !class_name.contains_key(c));
+    }
+}
