@@ -256,14 +256,18 @@ fn summarize_inner(
             pta: &pta,
             models,
             options,
-            outside: race::entries::outside_entries(
-                program,
-                &cg,
-                &pta,
-                named,
-                options.entries.roots,
-                &families,
-            ),
+            // Read only by the inclusion-based points-to.
+            outside: match options.inclusion {
+                true => race::entries::outside_entries(
+                    program,
+                    &cg,
+                    &pta,
+                    named,
+                    options.entries.roots,
+                    &families,
+                ),
+                false => Vec::new(),
+            },
         }),
         Keep::Asked(_) => None,
     };

@@ -37,8 +37,10 @@ pub struct ReportBuilder<'a> {
     pointers: OnceCell<FxHashMap<u32, Vec<u32>>>,
     /// [`ReportBuilder::class_name`] by class and depth.
     class_names: RefCell<FxHashMap<(u32, u32), Option<String>>>,
-    /// What the report data read besides the analysis's result.
+    /// What the report data read besides the analysis's result (locations as a set: a
+    /// report names each many times).
     rendered: RefCell<RenderedFrom>,
+    rendered_locs: RefCell<rustc_hash::FxHashSet<Loc>>,
 }
 
 /// What report data depends on besides the warnings: the locations it names, the allocation
@@ -70,14 +72,15 @@ impl<'a> ReportBuilder<'a> {
             pointers: OnceCell::new(),
             class_names: Default::default(),
             rendered: Default::default(),
+            rendered_locs: Default::default(),
         }
     }
 
     /// What the report data made so far read besides the warnings.
     pub fn rendered_from(&self) -> RenderedFrom {
         let mut r = self.rendered.borrow().clone();
+        r.locs = self.rendered_locs.borrow().iter().copied().collect();
         r.locs.sort_unstable();
-        r.locs.dedup();
         r
     }
 
@@ -205,7 +208,7 @@ impl<'a> ReportBuilder<'a> {
     }
 
     fn loc(&self, l: Loc) -> SourceLoc {
-        self.rendered.borrow_mut().locs.push(l);
+        self.rendered_locs.borrow_mut().insert(l);
         source_loc(self.program, l)
     }
 
