@@ -116,12 +116,13 @@ impl Relocation {
             .map(|&l| Some((l, table.locs.binary_search(&l).ok()? as u32)))
             .collect();
         let sites = allocation_sites(pta);
+        // A site not found (none expected) gets no rank: the run is then never reused.
         let allocs = rendered
             .allocs
             .iter()
-            .filter_map(|&(f, l)| {
-                let rank = sites.get(&f)?.iter().position(|&x| x == l)?;
-                Some((f, rank as u32, l.line))
+            .map(|&(f, l)| {
+                let rank = sites.get(&f).and_then(|s| s.iter().position(|&x| x == l));
+                (f, rank.map_or(u32::MAX, |r| r as u32), l.line)
             })
             .collect();
         Relocation {
