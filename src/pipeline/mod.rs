@@ -1,6 +1,8 @@
 //! The analysis pipeline after the front end, as one call: points-to → call graph → summaries
 //! → thread entries → warnings. The CLI and the fixture tests both go through here.
 
+mod findings;
+
 use std::time::Instant;
 
 use crate::cache::summaries::{SummaryCache, SummaryCacheStats, SummaryOptions};
@@ -14,9 +16,6 @@ use crate::pta::{FieldMode, PointsTo};
 use crate::race::saved::SavedRun;
 use crate::race::{self, FilterConfig, RaceInput, RaceStats, ThreadEntry, Warning};
 use crate::schedule;
-
-mod findings;
-
 use crate::summary::{self, Summaries, SummaryStore};
 pub use findings::FindingsPlace;
 use findings::{FindingsLookup, Found};

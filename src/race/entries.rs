@@ -382,9 +382,6 @@ fn greatest_fixpoint(
         .collect()
 }
 
-/// The defined functions nothing calls and that may run ([`PointsTo::may_run`]): kernel init
-/// code, a library's API. Their thread creations start entries (`--entry-roots`: they are
-/// entries themselves).
 /// `main`, if the program defines it.
 pub fn main_function(program: &Program) -> Option<FuncId> {
     (0..program.functions.len() as u32).map(FuncId).find(|&f| {
@@ -416,6 +413,9 @@ pub fn outside_entries(
     outside
 }
 
+/// The defined functions nothing calls and that may run ([`PointsTo::may_run`]): kernel init
+/// code, a library's API. Their thread creations start entries (`--entry-roots`: they are
+/// entries themselves).
 pub fn uncalled_functions(program: &Program, cg: &CallGraph, pta: &PointsTo) -> Vec<FuncId> {
     let callers = cg.callers();
     (0..program.functions.len() as u32)
