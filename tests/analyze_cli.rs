@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/race")
@@ -251,15 +253,7 @@ fn distinct_objects_can_be_turned_off() {
     let f = fixture("distinct_objects.c");
     let lines = |args: &[&str]| -> (Vec<u64>, u64) {
         let report = json(args);
-        let mut lines: Vec<u64> = report["warnings"]
-            .as_array()
-            .expect("warnings")
-            .iter()
-            .flat_map(|w| w["accesses"].as_array().expect("accesses").clone())
-            .map(|a| a["location"]["line"].as_u64().expect("line"))
-            .collect();
-        lines.sort_unstable();
-        lines.dedup();
+        let lines = common::warned_lines(&report);
         let removed = report["stats"]["pairs_distinct_objects"]
             .as_u64()
             .expect("count");

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::warned_lines;
+
 const REUSED: &str = "warnings: reused from the cache";
 
 fn fixture(name: &str) -> String {
@@ -70,20 +73,6 @@ impl Edited {
         );
         err.contains(REUSED)
     }
-}
-
-/// Warned lines of a report.
-fn warned_lines(report: &serde_json::Value) -> Vec<u64> {
-    let mut lines: Vec<u64> = report["warnings"]
-        .as_array()
-        .expect("warnings")
-        .iter()
-        .flat_map(|w| w["accesses"].as_array().expect("accesses").clone())
-        .map(|a| a["location"]["line"].as_u64().expect("line"))
-        .collect();
-    lines.sort_unstable();
-    lines.dedup();
-    lines
 }
 
 /// `main` stores another address into `cb`: the points-to classes do not change (a, b and c

@@ -37,10 +37,11 @@ pub struct ReportBuilder<'a> {
     pointers: OnceCell<FxHashMap<u32, Vec<u32>>>,
     /// [`ReportBuilder::class_name`] by class and depth.
     class_names: RefCell<FxHashMap<(u32, u32), Option<String>>>,
-    /// What the report data read besides the analysis's result (locations as a set: a
-    /// report names each many times).
-    rendered: RefCell<RenderedFrom>,
-    rendered_locs: RefCell<rustc_hash::FxHashSet<Loc>>,
+    /// What the report data read besides the analysis's result ([`RenderedFrom`]); the
+    /// locations as a set (a report names each many times).
+    named_locs: RefCell<rustc_hash::FxHashSet<Loc>>,
+    named_allocs: RefCell<Vec<(crate::ir::FuncId, Loc)>>,
+    numbered_classes: std::cell::Cell<bool>,
 }
 
 /// What report data depends on besides the warnings: the locations it names, the allocation
@@ -71,17 +72,21 @@ impl<'a> ReportBuilder<'a> {
             members: OnceCell::new(),
             pointers: OnceCell::new(),
             class_names: Default::default(),
-            rendered: Default::default(),
-            rendered_locs: Default::default(),
+            named_locs: Default::default(),
+            named_allocs: Default::default(),
+            numbered_classes: Default::default(),
         }
     }
 
     /// What the report data made so far read besides the warnings.
     pub fn rendered_from(&self) -> RenderedFrom {
-        let mut r = self.rendered.borrow().clone();
-        r.locs = self.rendered_locs.borrow().iter().copied().collect();
-        r.locs.sort_unstable();
-        r
+        let mut locs: Vec<Loc> = self.named_locs.borrow().iter().copied().collect();
+        locs.sort_unstable();
+        RenderedFrom {
+            locs,
+            allocs: self.named_allocs.borrow().clone(),
+            numbered_classes: self.numbered_classes.get(),
+        }
     }
 
     /// The warning between two sides, as report data: `group` and `filtered_by` are left
@@ -208,7 +213,7 @@ impl<'a> ReportBuilder<'a> {
     }
 
     fn loc(&self, l: Loc) -> SourceLoc {
-        self.rendered_locs.borrow_mut().insert(l);
+        self.named_locs.borrow_mut().insert(l);
         source_loc(self.program, l)
     }
 
@@ -254,7 +259,7 @@ impl<'a> ReportBuilder<'a> {
     fn rep_name(&self, c: u32) -> String {
         let c = self.pta.class(c);
         self.class_name(c, POINTER_NAMING_DEPTH).unwrap_or_else(|| {
-            self.rendered.borrow_mut().numbered_classes = true;
+            self.numbered_classes.set(true);
             format!("rep#{c}")
         })
     }
@@ -313,7 +318,7 @@ impl<'a> ReportBuilder<'a> {
                 format!("{}:{}", p.function_name(f), p.names.get(local.name))
             }
             Origin::Alloc(f, l) => {
-                self.rendered.borrow_mut().allocs.push((f, l));
+                self.named_allocs.borrow_mut().push((f, l));
                 format!("heap@{}:{}", p.function_name(f), l.line)
             }
             Origin::Field(r, n) => {

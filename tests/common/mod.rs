@@ -66,3 +66,17 @@ pub fn c_fixtures(dir: &str) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// The lines a JSON report's warnings name (both accesses), sorted and distinct.
+pub fn warned_lines(report: &serde_json::Value) -> Vec<u64> {
+    let mut lines: Vec<u64> = report["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .flat_map(|w| w["accesses"].as_array().expect("accesses").clone())
+        .map(|a| a["location"]["line"].as_u64().expect("line"))
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}
