@@ -187,6 +187,8 @@ pub fn racing_pairs<'a>(
         true => number_accesses(groups),
         false => Vec::new(),
     };
+    // `--per-access`: the accesses with their warning, as the batches so far found them.
+    let mut reported = ReportedAccesses::new(accesses.iter().max().map_or(0, |&a| a as usize + 1));
     // `--per-access`: per object, its member accesses without a warning before the batch.
     let mut pending = match input.per_access {
         true => members.clone(),
@@ -202,8 +204,8 @@ pub fn racing_pairs<'a>(
         progress: &progress,
     };
     for batch in tasks.chunks(TASKS_PER_BATCH) {
-        prune_pending(&mut pending, batch, groups, &found, &accesses);
-        let (done, pending) = (&found, &pending);
+        prune_pending(&mut pending, batch, groups, &reported, &accesses);
+        let (done, pending) = (&reported, &pending);
         let per_task: Vec<(Found<'a>, PairStats)> = batch
             .par_iter()
             .map_init(Scratch::default, |scratch, task| {
@@ -213,6 +215,7 @@ pub fn racing_pairs<'a>(
             .collect();
         for (local, s) in per_task {
             stats.add(&s);
+            reported.extend(local.reported_accesses());
             found.merge(local);
         }
     }
@@ -297,6 +300,11 @@ impl<'a> Found<'a> {
         self.per_access
             .as_ref()
             .is_some_and(|m| m.contains_key(&access))
+    }
+
+    /// The accesses `--per-access` has reported (none without it).
+    fn reported_accesses(&self) -> impl Iterator<Item = u32> + '_ {
+        self.per_access.iter().flat_map(|m| m.keys().copied())
     }
 
     /// Adds a race between the accesses numbered `accesses` (`--per-access` only).
@@ -387,7 +395,7 @@ impl<'a> Tasks<'_, 'a> {
     fn run(
         &self,
         task: &Task,
-        done: &Found<'a>,
+        done: &ReportedAccesses,
         pending: &FxHashMap<u32, Vec<u32>>,
         scratch: &mut Scratch,
     ) -> Found<'a> {
@@ -431,15 +439,22 @@ impl<'a> Tasks<'_, 'a> {
     }
 
     /// Whether `--per-access` has group `g`'s access reported already.
-    fn reported(&self, local: &Found<'_>, done: &Found<'_>, g: usize) -> bool {
+    fn reported(&self, local: &Found<'_>, done: &ReportedAccesses, g: usize) -> bool {
         self.accesses
             .get(g)
-            .is_some_and(|&a| done.reported(a) || local.reported(a))
+            .is_some_and(|&a| done.contains(a) || local.reported(a))
     }
 
     /// Tests groups `x` and `y`, unless both accesses have their warning (`--per-access`: the
     /// first found in task order is kept).
-    fn test(&self, local: &mut Found<'a>, done: &Found<'a>, x: usize, y: usize, s: &mut Scratch) {
+    fn test(
+        &self,
+        local: &mut Found<'a>,
+        done: &ReportedAccesses,
+        x: usize,
+        y: usize,
+        s: &mut Scratch,
+    ) {
         if self.reported(local, done, x) && self.reported(local, done, y) {
             return;
         }
@@ -456,14 +471,43 @@ fn prune_pending(
     pending: &mut FxHashMap<u32, Vec<u32>>,
     batch: &[Task],
     groups: &[Group<'_>],
-    found: &Found<'_>,
+    reported: &ReportedAccesses,
     accesses: &[u32],
 ) {
     for task in batch {
         let Task::Whole(w) = task else { continue };
         let object = groups[*w as usize].within.map(|(o, _)| o);
         if let Some(list) = object.and_then(|o| pending.get_mut(&o)) {
-            list.retain(|&m| !accesses.get(m as usize).is_some_and(|&a| found.reported(a)));
+            list.retain(|&m| {
+                !accesses
+                    .get(m as usize)
+                    .is_some_and(|&a| reported.contains(a))
+            });
+        }
+    }
+}
+
+/// `--per-access`: the accesses (by [`number_accesses`]) that have their warning, one bit each.
+/// Every pair the stage tests asks about both of its accesses: a bit is a cache hit where a
+/// map of hundreds of thousands of accesses was a miss (a quarter of the kernel's pair stage).
+struct ReportedAccesses(Vec<u64>);
+
+impl ReportedAccesses {
+    /// No access reported among `n`.
+    fn new(n: usize) -> ReportedAccesses {
+        ReportedAccesses(vec![0; n.div_ceil(64)])
+    }
+
+    fn contains(&self, access: u32) -> bool {
+        let a = access as usize;
+        self.0.get(a / 64).is_some_and(|w| w >> (a % 64) & 1 == 1)
+    }
+
+    fn extend(&mut self, accesses: impl Iterator<Item = u32>) {
+        for a in accesses.map(|a| a as usize) {
+            if let Some(w) = self.0.get_mut(a / 64) {
+                *w |= 1 << (a % 64);
+            }
         }
     }
 }
@@ -653,6 +697,15 @@ fn chunks(buckets: &[Arranged]) -> Vec<Chunk> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reported_accesses_hold_exactly_those_added() {
+        let mut r = ReportedAccesses::new(200);
+        r.extend([0, 63, 64, 130, 199].into_iter());
+        let held: Vec<u32> = (0..200).filter(|&a| r.contains(a)).collect();
+        assert_eq!(held, vec![0, 63, 64, 130, 199]);
+        assert!(!r.contains(200) && !r.contains(u32::MAX));
+    }
 
     /// Every unordered pair of groups of one object class, or with a group in no known object,
     /// is checked exactly once over the chunks; no pair across two object classes is.
