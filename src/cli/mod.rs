@@ -294,7 +294,15 @@ pub fn report_summary_cache(
         st.sccs_reused
     )?;
     match cache {
-        Some(c) => writeln!(out, " ({} summaries loaded)", c.loaded),
-        None => writeln!(out),
+        Some(c) => writeln!(out, " ({} summaries loaded)", c.loaded)?,
+        None => writeln!(out)?,
     }
+    if st.replayed_steps > 0 {
+        writeln!(
+            out,
+            "summaries: {} step(s) of collapsed SCCs' fixpoints replayed from the cache, {} analysed",
+            st.replayed_steps, st.analyze_calls
+        )?;
+    }
+    Ok(())
 }

@@ -11,12 +11,20 @@
 //! summary changes: a forward caller is reached later in the same pass, a back-edge caller in
 //! the next. What a function reads therefore depends only on the graph, never on timing or on
 //! the number of threads.
+//!
+//! **Replayed steps.** When the analysis memoises a recursive SCC's steps
+//! ([`SccAnalysis::steps`]: the summaries cache does for collapsed SCCs), each step is first
+//! named by what it reads — the member, and the digests of the summaries its callees in the SCC
+//! hold — and a step stored under that name gives its summary back without analysing. The
+//! passes, waves and dirty flags stay as they are, so a re-run after an edit takes the very
+//! path of a cold run: every step the edit does not reach is replayed, and the fixpoint (bound
+//! included) ends where the cold run's would.
 
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Lookup, Published, SccAnalysis, SccRun};
+use super::{Digest, Lookup, Published, SccAnalysis, SccRun};
 use crate::callgraph::{CallGraph, SccId};
 use crate::ir::FuncId;
 
@@ -35,6 +43,7 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         rounds: 0,
         converged: true,
         analyze_calls: 0,
+        replayed_steps: 0,
         reused: false,
     };
     if let Some(has) = analysis.stored(scc).filter(|h| h.len() == funcs.len()) {
@@ -69,6 +78,9 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         }
     } else {
         let graph = SccGraph::new(cg, funcs);
+        let memo = analysis.steps(scc);
+        // Per function, the digest of its summary in `local` (memoised steps only).
+        let mut digests: Vec<Option<Digest>> = vec![None; funcs.len()];
         let mut dirty: Vec<bool> = (0..funcs.len()).map(defined).collect();
         let mut count = vec![0u32; funcs.len()];
         while dirty.iter().any(|&d| d) {
@@ -86,23 +98,43 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
                         todo.push(p);
                     }
                 }
-                run.analyze_calls += todo.len();
+                // A step's summary, and whether it was replayed rather than analysed.
+                let step = |p: usize| -> (A::Summary, Option<Digest>, bool) {
+                    let Some(memo) = memo else {
+                        return (analyze_at(p, &local), None, false);
+                    };
+                    let members: Vec<Option<Digest>> =
+                        graph.succ[p].iter().map(|&q| digests[q]).collect();
+                    let input = memo.input(funcs[p], &members);
+                    if let Some((s, digest)) = memo.replay(funcs[p], &input) {
+                        return (s, Some(digest), true);
+                    }
+                    let s = analyze_at(p, &local);
+                    let digest = memo.record(funcs[p], &input, &s);
+                    (s, Some(digest), false)
+                };
                 // Only changed summaries are held until the wave is applied: in later passes
                 // most are not, and a wave of a big SCC holds thousands.
-                let analyze_changed = |&p: &usize| {
-                    let new = analyze_at(p, &local);
+                let step_changed = |&p: &usize| {
+                    let (new, digest, replayed) = step(p);
                     let changed = local[p]
                         .as_ref()
                         .is_none_or(|old| analysis.changed(old, &new));
-                    changed.then(|| (p, Arc::new(new)))
+                    (replayed, changed.then(|| (p, Arc::new(new), digest)))
                 };
-                let changed: Vec<(usize, Arc<A::Summary>)> = if todo.len() > 1 {
-                    todo.par_iter().filter_map(analyze_changed).collect()
+                let steps: Vec<(bool, Option<Changed<A::Summary>>)> = if todo.len() > 1 {
+                    todo.par_iter().map(step_changed).collect()
                 } else {
-                    todo.iter().filter_map(analyze_changed).collect()
+                    todo.iter().map(step_changed).collect()
                 };
-                for (p, new) in changed {
+                for (replayed, changed) in steps {
+                    run.replayed_steps += replayed as usize;
+                    run.analyze_calls += !replayed as usize;
+                    let Some((p, new, digest)) = changed else {
+                        continue;
+                    };
                     local[p] = Some(new);
+                    digests[p] = digest;
                     for &q in &graph.preds[p] {
                         dirty[q] |= defined(q);
                     }
@@ -121,8 +153,13 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
     run
 }
 
+/// A changed summary of a wave: the function's position, its summary and digest.
+type Changed<S> = (usize, Arc<S>, Option<Digest>);
+
 /// A recursive SCC's internal call edges, by position in its (sorted) function list.
 struct SccGraph {
+    /// The callees of each function inside the SCC, in [`CallGraph::callees`] order.
+    succ: Vec<Vec<usize>>,
     /// The callers of each function inside the SCC.
     preds: Vec<Vec<usize>>,
     /// Positions grouped by wave, lowest first; each wave in depth-first post-order.
@@ -159,7 +196,7 @@ impl SccGraph {
         for &p in &order {
             waves[level[p]].push(p);
         }
-        SccGraph { preds, waves }
+        SccGraph { succ, preds, waves }
     }
 }
 

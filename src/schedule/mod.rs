@@ -115,6 +115,35 @@ pub trait SccAnalysis: Sync {
         let _ = f;
         true
     }
+
+    /// Where the steps of recursive `scc`'s fixpoint are memoised (a cache), if they are: a
+    /// step whose inputs a stored step had is replayed instead of analysed ([`fixpoint`]). By
+    /// default nothing is.
+    fn steps(&self, scc: &Scc) -> Option<&dyn StepMemo<Self::Summary>> {
+        let _ = scc;
+        None
+    }
+}
+
+/// Names what a step of a recursive SCC's fixpoint read, or the summary it produced.
+pub type Digest = [u8; 32];
+
+/// Memoised steps of a recursive SCC's fixpoint ([`SccAnalysis::steps`]). A *step* analyses one
+/// member while the SCC's other members hold the summaries of that moment; it depends on
+/// nothing else that changes during the fixpoint. So a step is named by the member, what does
+/// not change (its body, the summaries of the SCC's callees, the analysis context: the memo
+/// knows those) and the digests of the summaries its callees in the SCC hold. Digests must
+/// name summaries by content, so that a step whose callee came out the same after an edit is
+/// replayed too.
+pub trait StepMemo<S>: Sync {
+    /// The name of analysing member `f` while its callees in the SCC, in
+    /// [`CallGraph::callees`] order, hold summaries with the digests `members` (`None`: no
+    /// summary yet).
+    fn input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest;
+    /// The summary a step named `input` produced, and its digest.
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<(S, Digest)>;
+    /// Records that the step named `input` produced `output`; gives `output`'s digest.
+    fn record(&self, f: FuncId, input: &Digest, output: &S) -> Digest;
 }
 
 /// Where a done function's summary is.
@@ -240,6 +269,9 @@ pub struct ScheduleStats {
     pub functions_analyzed: usize,
     /// Calls of [`SccAnalysis::analyze`] (successful SCCs only).
     pub analyze_calls: usize,
+    /// Steps of recursive SCCs' fixpoints replayed from [`SccAnalysis::steps`] instead of
+    /// analysed.
+    pub replayed_steps: usize,
     /// Iterations (the most analyses of one function) summed over the analysed SCCs: a
     /// non-recursive SCC takes one, a recursive one at least two (the last analysis confirms
     /// nothing changed).
@@ -295,6 +327,7 @@ struct SccRun {
     rounds: u32,
     converged: bool,
     analyze_calls: usize,
+    replayed_steps: usize,
     reused: bool,
 }
 
@@ -413,6 +446,7 @@ fn record(stats: &mut ScheduleStats, failed: &mut Vec<SccFailure>, cg: &CallGrap
             stats.iterations += run.rounds as usize;
             stats.max_scc_iterations = stats.max_scc_iterations.max(run.rounds);
             stats.analyze_calls += run.analyze_calls;
+            stats.replayed_steps += run.replayed_steps;
             stats.nonconverged += !run.converged as usize;
         }
         Err(message) => failed.push(SccFailure {

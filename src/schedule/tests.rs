@@ -283,3 +283,150 @@ fn summaries_not_kept_are_dropped_without_changing_the_others() {
         assert!(dropped > 0);
     }
 }
+
+/// A toy analysis whose fixpoint steps can be memoised: a function's value is the smallest of
+/// its own body's and one more than its callees' values. A memo records every step, keyed as
+/// the summaries cache keys them: the function, its body, what lies outside its SCC (here every
+/// body there, a conservative stand-in for the callees' content hashes) and its callees' digests.
+struct Nearest<'a> {
+    cg: &'a CallGraph,
+    bodies: Vec<u32>,
+    memo: Option<&'a ToyMemo>,
+}
+
+type ToyMemo = std::sync::Mutex<std::collections::HashMap<Digest, (u32, Digest)>>;
+
+impl SccAnalysis for Nearest<'_> {
+    type Summary = u32;
+
+    fn analyze(&self, f: FuncId, callees: &Lookup<'_, u32>) -> u32 {
+        self.cg
+            .callees(f)
+            .filter_map(|g| callees.get(g))
+            .map(|s| *s + 1)
+            .fold(self.bodies[f.index()], u32::min)
+    }
+
+    fn steps(&self, _: &Scc) -> Option<&dyn StepMemo<u32>> {
+        self.memo.map(|_| self as &dyn StepMemo<u32>)
+    }
+}
+
+impl StepMemo<u32> for Nearest<'_> {
+    fn input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest {
+        let mut h = blake3::Hasher::new();
+        h.update(&f.0.to_le_bytes());
+        let scc = self.cg.scc_of[f.index()];
+        for (g, body) in self.bodies.iter().enumerate() {
+            if g == f.index() || self.cg.scc_of[g] != scc {
+                h.update(&body.to_le_bytes());
+            }
+        }
+        for m in members {
+            match m {
+                Some(d) => h.update(&[1]).update(d),
+                None => h.update(&[0]),
+            };
+        }
+        *h.finalize().as_bytes()
+    }
+
+    fn replay(&self, _: FuncId, input: &Digest) -> Option<(u32, Digest)> {
+        self.memo?.lock().unwrap().get(input).copied()
+    }
+
+    fn record(&self, _: FuncId, input: &Digest, output: &u32) -> Digest {
+        let digest = *blake3::hash(&output.to_le_bytes()).as_bytes();
+        if let Some(memo) = self.memo {
+            memo.lock().unwrap().insert(*input, (*output, digest));
+        }
+        digest
+    }
+}
+
+/// Runs [`Nearest`] with `bodies`, memoised in `memo` or not, with at most `rounds` rounds.
+fn nearest(cg: &CallGraph, bodies: &[u32], memo: Option<&ToyMemo>, rounds: u32) -> Schedule<u32> {
+    let analysis = Nearest {
+        cg,
+        bodies: bodies.to_vec(),
+        memo,
+    };
+    let options = Options {
+        jobs: 2,
+        progress: false,
+        max_rounds: rounds,
+    };
+    run_with(cg, &analysis, &options)
+}
+
+/// The same fixpoint, step counts aside.
+fn assert_same_fixpoint(a: &Schedule<u32>, b: &Schedule<u32>) {
+    assert_eq!(a.summaries, b.summaries);
+    assert_eq!(a.stats.iterations, b.stats.iterations);
+    assert_eq!(a.stats.nonconverged, b.stats.nonconverged);
+    assert_eq!(
+        a.stats.analyze_calls + a.stats.replayed_steps,
+        b.stats.analyze_calls + b.stats.replayed_steps
+    );
+}
+
+#[test]
+fn replayed_steps_give_what_the_analysis_gives() {
+    for seed in 1..16u64 {
+        let cg = random_graph(300, seed);
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut bodies: Vec<u32> = (0..300).map(|_| (rnd() % 50) as u32).collect();
+        let rounds = 2 + (seed % 4) as u32;
+        let memo = ToyMemo::default();
+        let plain = nearest(&cg, &bodies, None, rounds);
+        let cold = nearest(&cg, &bodies, Some(&memo), rounds);
+        assert_same_fixpoint(&cold, &plain);
+        assert_eq!(cold.stats.replayed_steps, 0);
+        let again = nearest(&cg, &bodies, Some(&memo), rounds);
+        assert_same_fixpoint(&again, &plain);
+        let recursive_steps = plain.stats.analyze_calls - again.stats.analyze_calls;
+        assert_eq!(again.stats.replayed_steps, recursive_steps, "seed {seed}");
+        assert!(
+            recursive_steps > 0,
+            "seed {seed}: the graph has recursive SCCs"
+        );
+        for _ in 0..3 {
+            let f = (rnd() % 300) as usize;
+            bodies[f] = (rnd() % 50) as u32;
+        }
+        let edited = nearest(&cg, &bodies, Some(&memo), rounds);
+        assert_same_fixpoint(&edited, &nearest(&cg, &bodies, None, rounds));
+    }
+}
+
+#[test]
+fn an_edit_that_changes_one_summary_replays_the_other_steps() {
+    // A ring 0 → 1 → … → 49 → 0: each value is the distance to 0 along the ring.
+    let n = 50u32;
+    let edges: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+    let cg = graph(n as usize, &edges);
+    let mut bodies = vec![1000; n as usize];
+    bodies[0] = 0;
+    let memo = ToyMemo::default();
+    let cold = nearest(&cg, &bodies, Some(&memo), 100);
+    assert_eq!(cold.stats.nonconverged, 0);
+    // Function 25's own body is not its final value, before or after: its steps run again, and
+    // those of the callers an intermediate value of it reaches, until one comes out as before.
+    bodies[25] = 2000;
+    let edited = nearest(&cg, &bodies, Some(&memo), 100);
+    assert_same_fixpoint(&edited, &nearest(&cg, &bodies, None, 100));
+    let analysed = edited.stats.analyze_calls;
+    assert!(analysed >= 1 && analysed * 10 < cold.stats.analyze_calls);
+    // Function 25's body now is its value: every function before it on the ring changes.
+    bodies[25] = 3;
+    let reached = nearest(&cg, &bodies, Some(&memo), 100);
+    assert_same_fixpoint(&reached, &nearest(&cg, &bodies, None, 100));
+    assert_eq!(reached.summaries[24], Some(4));
+    assert!(reached.stats.analyze_calls > 20);
+}

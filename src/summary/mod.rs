@@ -40,7 +40,7 @@ use crate::ir::FuncId;
 use crate::link::Program;
 use crate::models::{Model, Models};
 use crate::pta::PointsTo;
-use crate::schedule::{self, Lookup, SccAnalysis, Schedule};
+use crate::schedule::{self, Digest, Lookup, SccAnalysis, Schedule, StepMemo};
 use shared::SharedAccesses;
 
 pub use access::{AccessKind, AccessTables, AccessView, CallSite, GuardedAccess, Spawn, Witness};
@@ -168,6 +168,18 @@ pub trait SummaryStore: Sync {
     fn lost(&self) -> usize;
     /// The summaries just computed for `scc`.
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]);
+    /// The name of a step of a collapsed SCC's fixpoint ([`StepMemo::input`]).
+    fn step_input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest;
+    /// The stored summary of the step `input` and its digest, with the shared sets it refers
+    /// to resolved by `shared` ([`StepMemo::replay`]).
+    fn replay_step(
+        &self,
+        f: FuncId,
+        input: &Digest,
+        shared: &SharedSets,
+    ) -> Option<(Summary, Digest)>;
+    /// Stores the summary of the step `input` ([`StepMemo::record`]).
+    fn record_step(&self, f: FuncId, input: &Digest, output: &Summary) -> Digest;
 }
 
 /// The shared sets of the run's collapsed SCCs, by the SCC's name ([`SharedAccesses::scc`]):
@@ -361,6 +373,35 @@ impl SccAnalysis for Context<'_> {
 
     fn keep(&self, f: FuncId) -> bool {
         self.keep.as_ref().is_none_or(|k| k[f.index()])
+    }
+
+    /// A collapsed SCC's steps are memoised by the store: its members' summaries hold only
+    /// their own accesses, so an edit changes few of them, and its key changes with any.
+    fn steps(&self, scc: &Scc) -> Option<&dyn StepMemo<Summary>> {
+        (self.store.is_some() && self.collapsed(scc)).then_some(self as &dyn StepMemo<Summary>)
+    }
+}
+
+impl StepMemo<Summary> for Context<'_> {
+    fn input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest {
+        match self.store {
+            Some(store) => store.step_input(f, members),
+            None => [0; 32],
+        }
+    }
+
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<(Summary, Digest)> {
+        let store = self.store?;
+        // The step's summary may refer to the sets of collapsed SCCs below, as a load does.
+        self.rebuild_sets_reached(store, f);
+        store.replay_step(f, input, &self.shared_sets)
+    }
+
+    fn record(&self, f: FuncId, input: &Digest, output: &Summary) -> Digest {
+        match self.store {
+            Some(store) => store.record_step(f, input, output),
+            None => [0; 32],
+        }
     }
 }
 

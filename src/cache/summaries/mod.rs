@@ -30,6 +30,8 @@
 //! changes the layout. A summary naming a location that is not among its function's own
 //! locations is not stored (counted as unportable).
 
+mod steps;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -46,6 +48,7 @@ use crate::ir::{FuncId, Loc, Name};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
+use crate::schedule::Digest;
 use crate::summary::remap::IdMap;
 use crate::summary::{shared_set, SharedSets, Summary, SummaryFacts, SummaryStore};
 
@@ -82,6 +85,17 @@ struct Portable {
 
 /// The `file` of a location given relative to its function's location.
 const RELATIVE: u32 = u32::MAX;
+
+/// How a portable summary names locations.
+#[derive(Clone, Copy)]
+enum LocForm {
+    /// By rank among their function's own locations (an SCC's stored summaries: moved lines
+    /// change nothing).
+    Ranked,
+    /// Relative to their function's start ([`RELATIVE`]): a step of a fixpoint, stored before
+    /// the SCC's own locations are known.
+    Relative,
+}
 
 /// The `file` of a portable location: its `line` is its rank among its function's own
 /// locations.
@@ -370,7 +384,13 @@ impl<'a> SummaryCache<'a> {
         Some(self.program.functions.get(f.index())?.body.as_ref()?.loc)
     }
 
+    /// `s` in portable form, its locations ranked among their functions' own (what an SCC's
+    /// entry stores).
     fn encode(&self, f: FuncId, s: &Summary) -> Option<Vec<u8>> {
+        self.encode_as(f, s, LocForm::Ranked)
+    }
+
+    fn encode_as(&self, f: FuncId, s: &Summary, form: LocForm) -> Option<Vec<u8>> {
         let mut used = NameCollector {
             names: Vec::new(),
             private: FxHashMap::default(),
@@ -410,15 +430,18 @@ impl<'a> SummaryCache<'a> {
         };
         let mut summary = s.remap(&mut to_portable)?;
         let mut ranked = true;
-        summary.map_locs(f, &mut |l, owner| {
-            let rank = self.own_locs[owner.index()]
-                .get()
-                .and_then(|own| own.binary_search(&l).ok());
-            ranked &= rank.is_some();
-            Loc {
-                file: RANKED,
-                line: rank.unwrap_or(0) as u32,
-                col: 0,
+        summary.map_locs(f, &mut |l, owner| match form {
+            LocForm::Relative => self.relative_loc(l, owner),
+            LocForm::Ranked => {
+                let rank = self.own_locs[owner.index()]
+                    .get()
+                    .and_then(|own| own.binary_search(&l).ok());
+                ranked &= rank.is_some();
+                Loc {
+                    file: RANKED,
+                    line: rank.unwrap_or(0) as u32,
+                    col: 0,
+                }
             }
         });
         if !ranked {
@@ -434,6 +457,16 @@ impl<'a> SummaryCache<'a> {
     }
 
     fn decode(&self, f: FuncId, bytes: &[u8], sets: &SharedSets) -> Result<Summary, Corruption> {
+        self.decode_as(f, bytes, sets, LocForm::Ranked)
+    }
+
+    fn decode_as(
+        &self,
+        f: FuncId,
+        bytes: &[u8],
+        sets: &SharedSets,
+        form: LocForm,
+    ) -> Result<Summary, Corruption> {
         let p: Portable = store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
         let names: Vec<Name> = p
             .names
@@ -458,12 +491,16 @@ impl<'a> SummaryCache<'a> {
         s.share_chains();
         let mut valid = true;
         s.map_locs(f, &mut |l, owner| {
-            let own = self.own_locs[owner.index()].get();
-            let at = own
-                .filter(|_| l.file == RANKED)
-                .and_then(|own| own.get(l.line as usize));
+            let at = match form {
+                LocForm::Relative => self.absolute_loc(l, owner),
+                LocForm::Ranked => self.own_locs[owner.index()]
+                    .get()
+                    .filter(|_| l.file == RANKED)
+                    .and_then(|own| own.get(l.line as usize))
+                    .copied(),
+            };
             valid &= at.is_some();
-            at.copied().unwrap_or(l)
+            at.unwrap_or(l)
         });
         if !valid {
             return Err(Corruption::Decode(
@@ -592,6 +629,23 @@ impl SummaryStore for SummaryCache<'_> {
 
     fn lost(&self) -> usize {
         self.lost.load(Ordering::Relaxed)
+    }
+
+    fn step_input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest {
+        SummaryCache::step_input(self, f, members)
+    }
+
+    fn replay_step(
+        &self,
+        f: FuncId,
+        input: &Digest,
+        sets: &SharedSets,
+    ) -> Option<(Summary, Digest)> {
+        SummaryCache::replay_step(self, f, input, sets)
+    }
+
+    fn record_step(&self, f: FuncId, input: &Digest, output: &Summary) -> Digest {
+        SummaryCache::record_step(self, f, input, output)
     }
 
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
