@@ -20,11 +20,12 @@
 //! path of a cold run: every step the edit does not reach is replayed, and the fixpoint (bound
 //! included) ends where the cold run's would.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use super::{Digest, Lookup, Published, SccAnalysis, SccRun};
+use super::{Digest, Lookup, Published, SccAnalysis, SccRun, StepMemo};
 use crate::callgraph::{CallGraph, SccId};
 use crate::ir::FuncId;
 
@@ -38,7 +39,6 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
 ) -> SccRun {
     let scc = cg.scc(id);
     let funcs = &scc.functions;
-    let mut local: Vec<Option<Arc<A::Summary>>> = vec![None; funcs.len()];
     let mut run = SccRun {
         rounds: 0,
         converged: true,
@@ -56,93 +56,26 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         run.reused = true;
         return run;
     }
-    let load = |f: FuncId| analysis.load(f);
-    let analyze_at = |pos: usize, local: &[Option<Arc<A::Summary>>]| {
-        let lookup = Lookup {
-            cg,
-            scc: id,
-            local,
-            done,
-            load: &load,
-        };
-        analysis.analyze(funcs[pos], &lookup)
+    let scope = Scope {
+        cg,
+        analysis,
+        id,
+        done,
+        max_rounds,
     };
-    let defined = |pos: usize| cg.defined[funcs[pos].index()];
-
-    if !scc.recursive {
-        // One function, not calling itself: its analysis cannot depend on itself.
-        for pos in (0..funcs.len()).filter(|&p| defined(p)) {
-            local[pos] = Some(Arc::new(analyze_at(pos, &local)));
-            run.analyze_calls += 1;
-            run.rounds = 1;
-        }
+    let mut local = if !scc.recursive {
+        scope.once(&mut run)
     } else {
-        let graph = SccGraph::new(cg, funcs);
         let memo = analysis.steps(scc);
-        // Per function, the digest of its summary in `local` (memoised steps only).
-        let mut digests: Vec<Option<Digest>> = vec![None; funcs.len()];
-        let mut dirty: Vec<bool> = (0..funcs.len()).map(defined).collect();
-        let mut count = vec![0u32; funcs.len()];
-        while dirty.iter().any(|&d| d) {
-            for wave in &graph.waves {
-                let mut todo = Vec::new();
-                for &p in wave {
-                    if !std::mem::take(&mut dirty[p]) {
-                        continue;
-                    }
-                    if count[p] == max_rounds {
-                        // Keep its latest summary; the SCC's other functions still get theirs.
-                        run.converged = false;
-                    } else {
-                        count[p] += 1;
-                        todo.push(p);
-                    }
-                }
-                // A step's summary, and whether it was replayed rather than analysed.
-                let step = |p: usize| -> (A::Summary, Option<Digest>, bool) {
-                    let Some(memo) = memo else {
-                        return (analyze_at(p, &local), None, false);
-                    };
-                    let members: Vec<Option<Digest>> =
-                        graph.succ[p].iter().map(|&q| digests[q]).collect();
-                    let input = memo.input(funcs[p], &members);
-                    if let Some((s, digest)) = memo.replay(funcs[p], &input) {
-                        return (s, Some(digest), true);
-                    }
-                    let s = analyze_at(p, &local);
-                    let digest = memo.record(funcs[p], &input, &s);
-                    (s, Some(digest), false)
-                };
-                // Only changed summaries are held until the wave is applied: in later passes
-                // most are not, and a wave of a big SCC holds thousands.
-                let step_changed = |&p: &usize| {
-                    let (new, digest, replayed) = step(p);
-                    let changed = local[p]
-                        .as_ref()
-                        .is_none_or(|old| analysis.changed(old, &new));
-                    (replayed, changed.then(|| (p, Arc::new(new), digest)))
-                };
-                let steps: Vec<(bool, Option<Changed<A::Summary>>)> = if todo.len() > 1 {
-                    todo.par_iter().map(step_changed).collect()
-                } else {
-                    todo.iter().map(step_changed).collect()
-                };
-                for (replayed, changed) in steps {
-                    run.replayed_steps += replayed as usize;
-                    run.analyze_calls += !replayed as usize;
-                    let Some((p, new, digest)) = changed else {
-                        continue;
-                    };
-                    local[p] = Some(new);
-                    digests[p] = digest;
-                    for &q in &graph.preds[p] {
-                        dirty[q] |= defined(q);
-                    }
-                }
-            }
-        }
-        run.rounds = count.iter().copied().max().unwrap_or(0);
-    }
+        // A replayed summary the store lost: the fixpoint is run again, analysing (and
+        // recording) every step.
+        scope.fixpoint(memo, true, &mut run).unwrap_or_else(|| {
+            run = run_reset(&run);
+            scope
+                .fixpoint(memo, false, &mut run)
+                .expect("without steps replayed nothing is loaded")
+        })
+    };
     analysis.complete(scc, &mut local);
     // Handed to the analysis, then made visible to callers.
     let refs: Vec<Option<&A::Summary>> = local.iter().map(Option::as_deref).collect();
@@ -153,8 +86,201 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
     run
 }
 
-/// A changed summary of a wave: the function's position, its summary and digest.
-type Changed<S> = (usize, Arc<S>, Option<Digest>);
+/// `run`'s counters cleared, for a fixpoint run again.
+fn run_reset(run: &SccRun) -> SccRun {
+    SccRun {
+        rounds: 0,
+        converged: true,
+        analyze_calls: 0,
+        replayed_steps: 0,
+        reused: run.reused,
+    }
+}
+
+/// One SCC being analysed.
+struct Scope<'a, A: SccAnalysis> {
+    cg: &'a CallGraph,
+    analysis: &'a A,
+    id: SccId,
+    done: &'a Published<A::Summary>,
+    max_rounds: u32,
+}
+
+/// A member's summary during the fixpoint: `None` before its first step. A replayed step's
+/// summary is named by its digest and loaded the first time something reads it (most are
+/// never read: every step that reads them is replayed too).
+struct Current<S> {
+    summary: OnceLock<Option<Arc<S>>>,
+    digest: Option<Digest>,
+}
+
+impl<S> Current<S> {
+    fn known(summary: Option<Arc<S>>, digest: Option<Digest>) -> Self {
+        Current {
+            summary: OnceLock::from(summary),
+            digest,
+        }
+    }
+}
+
+impl<A: SccAnalysis> Scope<'_, A> {
+    fn functions(&self) -> &[FuncId] {
+        &self.cg.scc(self.id).functions
+    }
+
+    fn defined(&self, pos: usize) -> bool {
+        self.cg.defined[self.functions()[pos].index()]
+    }
+
+    /// The summary of the function at `pos`, the SCC's members reading as `local` says.
+    fn analyze_at(
+        &self,
+        pos: usize,
+        local: &(dyn Fn(usize) -> Option<Arc<A::Summary>> + Sync),
+    ) -> A::Summary {
+        let load = |f: FuncId| self.analysis.load(f);
+        let lookup = Lookup {
+            cg: self.cg,
+            scc: self.id,
+            local,
+            done: self.done,
+            load: &load,
+        };
+        self.analysis.analyze(self.functions()[pos], &lookup)
+    }
+
+    /// A non-recursive SCC: its one function cannot depend on itself.
+    fn once(&self, run: &mut SccRun) -> Vec<Option<Arc<A::Summary>>> {
+        let n = self.functions().len();
+        let mut local: Vec<Option<Arc<A::Summary>>> = vec![None; n];
+        for pos in (0..n).filter(|&p| self.defined(p)) {
+            let new = self.analyze_at(pos, &|q| local[q].clone());
+            local[pos] = Some(Arc::new(new));
+            run.analyze_calls += 1;
+            run.rounds = 1;
+        }
+        local
+    }
+
+    /// A recursive SCC's fixpoint, its steps recorded in `memo` and, with `replay`, replayed
+    /// from it where stored; `None` if a replayed summary could not be loaded.
+    fn fixpoint(
+        &self,
+        memo: Option<&dyn StepMemo<A::Summary>>,
+        replay: bool,
+        run: &mut SccRun,
+    ) -> Option<Vec<Option<Arc<A::Summary>>>> {
+        let funcs = self.functions();
+        let graph = SccGraph::new(self.cg, funcs);
+        let mut current: Vec<Current<A::Summary>> = (0..funcs.len())
+            .map(|_| Current::known(None, None))
+            .collect();
+        let lost = AtomicBool::new(false);
+        let read = |current: &[Current<A::Summary>], q: usize| -> Option<Arc<A::Summary>> {
+            let c = &current[q];
+            c.summary
+                .get_or_init(|| {
+                    let loaded = memo.zip(c.digest).and_then(|(m, d)| m.load(funcs[q], &d));
+                    if loaded.is_none() {
+                        lost.store(true, Ordering::Relaxed);
+                    }
+                    loaded.map(Arc::new)
+                })
+                .clone()
+        };
+        let mut dirty: Vec<bool> = (0..funcs.len()).map(|p| self.defined(p)).collect();
+        let mut count = vec![0u32; funcs.len()];
+        while dirty.iter().any(|&d| d) {
+            for wave in &graph.waves {
+                let mut todo = Vec::new();
+                for &p in wave {
+                    if !std::mem::take(&mut dirty[p]) {
+                        continue;
+                    }
+                    if count[p] == self.max_rounds {
+                        // Keep its latest summary; the SCC's other functions still get theirs.
+                        run.converged = false;
+                    } else {
+                        count[p] += 1;
+                        todo.push(p);
+                    }
+                }
+                let step = |&p: &usize| -> Step<A::Summary> {
+                    let analyze = || self.analyze_at(p, &|q| read(&current, q));
+                    let changed = |new: &A::Summary| {
+                        read(&current, p).is_none_or(|old| self.analysis.changed(&old, new))
+                    };
+                    let Some(memo) = memo else {
+                        let new = analyze();
+                        return match changed(&new) {
+                            true => Step::Analysed(Some((Arc::new(new), None))),
+                            false => Step::Analysed(None),
+                        };
+                    };
+                    let members: Vec<Option<Digest>> =
+                        graph.succ[p].iter().map(|&q| current[q].digest).collect();
+                    let input = memo.input(funcs[p], current[p].digest.as_ref(), &members);
+                    if let Some(outcome) = replay.then(|| memo.replay(funcs[p], &input)).flatten() {
+                        return Step::Replayed(outcome);
+                    }
+                    let new = analyze();
+                    match changed(&new) {
+                        true => {
+                            let digest = memo.record(funcs[p], &input, Some(&new));
+                            Step::Analysed(Some((Arc::new(new), digest)))
+                        }
+                        false => {
+                            memo.record(funcs[p], &input, None);
+                            Step::Analysed(None)
+                        }
+                    }
+                };
+                // Only changed summaries are held until the wave is applied: in later passes
+                // most are not, and a wave of a big SCC holds thousands.
+                let steps: Vec<Step<A::Summary>> = if todo.len() > 1 {
+                    todo.par_iter().map(step).collect()
+                } else {
+                    todo.iter().map(step).collect()
+                };
+                for (&p, step) in todo.iter().zip(steps) {
+                    let new = match step {
+                        Step::Replayed(outcome) => {
+                            run.replayed_steps += 1;
+                            outcome.map(|d| Current {
+                                summary: OnceLock::new(),
+                                digest: Some(d),
+                            })
+                        }
+                        Step::Analysed(outcome) => {
+                            run.analyze_calls += 1;
+                            outcome.map(|(s, d)| Current::known(Some(s), d))
+                        }
+                    };
+                    let Some(new) = new else { continue };
+                    current[p] = new;
+                    for &q in &graph.preds[p] {
+                        dirty[q] |= self.defined(q);
+                    }
+                }
+                if lost.load(Ordering::Relaxed) {
+                    return None;
+                }
+            }
+        }
+        run.rounds = count.iter().copied().max().unwrap_or(0);
+        let local: Vec<Option<Arc<A::Summary>>> =
+            (0..funcs.len()).map(|q| read(&current, q)).collect();
+        (!lost.load(Ordering::Relaxed)).then_some(local)
+    }
+}
+
+/// What one step did to its member's summary.
+enum Step<S> {
+    /// Replayed: `None` left it as it was, `Some(d)` made it the stored summary with digest `d`.
+    Replayed(Option<Digest>),
+    /// Analysed: `None` left it as it was (same facts), or the new summary and its digest.
+    Analysed(Option<(Arc<S>, Option<Digest>)>),
+}
 
 /// A recursive SCC's internal call edges, by position in its (sorted) function list.
 struct SccGraph {

@@ -129,21 +129,26 @@ pub trait SccAnalysis: Sync {
 pub type Digest = [u8; 32];
 
 /// Memoised steps of a recursive SCC's fixpoint ([`SccAnalysis::steps`]). A *step* analyses one
-/// member while the SCC's other members hold the summaries of that moment; it depends on
-/// nothing else that changes during the fixpoint. So a step is named by the member, what does
-/// not change (its body, the summaries of the SCC's callees, the analysis context: the memo
-/// knows those) and the digests of the summaries its callees in the SCC hold. Digests must
-/// name summaries by content, so that a step whose callee came out the same after an edit is
-/// replayed too.
+/// member while the SCC's members hold the summaries of that moment; it depends on nothing else
+/// that changes during the fixpoint. So a step is named by the member, what does not change (its
+/// body, the summaries of the SCC's callees, the analysis context: the memo knows those) and the
+/// digests of the summaries the member itself and its callees in the SCC hold; what it did is
+/// then a function of that name: left the member's summary as it was (the same facts), or made
+/// it a summary with a given digest. Digests must name summaries by content, so that a step
+/// whose callee came out the same after an edit is replayed too.
 pub trait StepMemo<S>: Sync {
-    /// The name of analysing member `f` while its callees in the SCC, in
-    /// [`CallGraph::callees`] order, hold summaries with the digests `members` (`None`: no
-    /// summary yet).
-    fn input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest;
-    /// The summary a step named `input` produced, and its digest.
-    fn replay(&self, f: FuncId, input: &Digest) -> Option<(S, Digest)>;
-    /// Records that the step named `input` produced `output`; gives `output`'s digest.
-    fn record(&self, f: FuncId, input: &Digest, output: &S) -> Digest;
+    /// The name of analysing member `f` while it holds a summary with digest `own` and its
+    /// callees in the SCC, in [`CallGraph::callees`] order, hold summaries with the digests
+    /// `members` (`None`: no summary yet).
+    fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest;
+    /// What the stored step `input` did: `Some(None)` left `f`'s summary as it was,
+    /// `Some(Some(d))` made it the summary with digest `d`; `None` if it is not stored.
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<Option<Digest>>;
+    /// The summary with digest `digest` that a stored step of `f` made (`None`: lost).
+    fn load(&self, f: FuncId, digest: &Digest) -> Option<S>;
+    /// Records what the step `input` did: `None` left `f`'s summary as it was, `Some(s)` made
+    /// it `s`; gives `s`'s digest.
+    fn record(&self, f: FuncId, input: &Digest, output: Option<&S>) -> Option<Digest>;
 }
 
 /// Where a done function's summary is.
@@ -207,8 +212,8 @@ impl<S> Published<S> {
 pub struct Lookup<'a, S> {
     cg: &'a CallGraph,
     scc: SccId,
-    /// The current SCC's summaries, parallel to its `functions`.
-    local: &'a [Option<Arc<S>>],
+    /// The current SCC's summaries, by position in its `functions`.
+    local: &'a (dyn Fn(usize) -> Option<Arc<S>> + Sync),
     done: &'a Published<S>,
     /// Loads a stored summary ([`SccAnalysis::load`]).
     load: &'a (dyn Fn(FuncId) -> Option<S> + Sync),
@@ -220,7 +225,7 @@ impl<S> Lookup<'_, S> {
         let scc = self.cg.scc(self.scc);
         if s == self.scc {
             let pos = scc.functions.binary_search(&f).ok()?;
-            self.local[pos].clone()
+            (self.local)(pos)
         } else if scc.callees.binary_search(&s).is_ok() {
             self.done.get(f, self.load)
         } else {

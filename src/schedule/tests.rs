@@ -294,7 +294,12 @@ struct Nearest<'a> {
     memo: Option<&'a ToyMemo>,
 }
 
-type ToyMemo = std::sync::Mutex<std::collections::HashMap<Digest, (u32, Digest)>>;
+/// Steps by input: what each did (`None`: nothing), and the summaries made, by digest.
+#[derive(Default)]
+struct ToyMemo {
+    steps: std::sync::Mutex<std::collections::HashMap<Digest, Option<Digest>>>,
+    made: std::sync::Mutex<std::collections::HashMap<Digest, u32>>,
+}
 
 impl SccAnalysis for Nearest<'_> {
     type Summary = u32;
@@ -313,7 +318,7 @@ impl SccAnalysis for Nearest<'_> {
 }
 
 impl StepMemo<u32> for Nearest<'_> {
-    fn input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest {
+    fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
         let mut h = blake3::Hasher::new();
         h.update(&f.0.to_le_bytes());
         let scc = self.cg.scc_of[f.index()];
@@ -322,7 +327,7 @@ impl StepMemo<u32> for Nearest<'_> {
                 h.update(&body.to_le_bytes());
             }
         }
-        for m in members {
+        for m in std::iter::once(own).chain(members.iter().map(Option::as_ref)) {
             match m {
                 Some(d) => h.update(&[1]).update(d),
                 None => h.update(&[0]),
@@ -331,15 +336,21 @@ impl StepMemo<u32> for Nearest<'_> {
         *h.finalize().as_bytes()
     }
 
-    fn replay(&self, _: FuncId, input: &Digest) -> Option<(u32, Digest)> {
-        self.memo?.lock().unwrap().get(input).copied()
+    fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Digest>> {
+        self.memo?.steps.lock().unwrap().get(input).copied()
     }
 
-    fn record(&self, _: FuncId, input: &Digest, output: &u32) -> Digest {
-        let digest = *blake3::hash(&output.to_le_bytes()).as_bytes();
-        if let Some(memo) = self.memo {
-            memo.lock().unwrap().insert(*input, (*output, digest));
+    fn load(&self, _: FuncId, digest: &Digest) -> Option<u32> {
+        self.memo?.made.lock().unwrap().get(digest).copied()
+    }
+
+    fn record(&self, _: FuncId, input: &Digest, output: Option<&u32>) -> Option<Digest> {
+        let memo = self.memo?;
+        let digest = output.map(|v| *blake3::hash(&v.to_le_bytes()).as_bytes());
+        if let (Some(d), Some(&v)) = (digest, output) {
+            memo.made.lock().unwrap().insert(d, v);
         }
+        memo.steps.lock().unwrap().insert(*input, digest);
         digest
     }
 }
@@ -429,4 +440,25 @@ fn an_edit_that_changes_one_summary_replays_the_other_steps() {
     assert_same_fixpoint(&reached, &nearest(&cg, &bodies, None, 100));
     assert_eq!(reached.summaries[24], Some(4));
     assert!(reached.stats.analyze_calls > 20);
+}
+
+#[test]
+fn a_lost_step_summary_runs_the_fixpoint_again_and_records_it() {
+    let cg = random_graph(300, 7);
+    let bodies: Vec<u32> = (0..300).map(|i| (i * 37 % 50) as u32).collect();
+    let memo = ToyMemo::default();
+    let plain = nearest(&cg, &bodies, None, 4);
+    nearest(&cg, &bodies, Some(&memo), 4);
+    let warm = nearest(&cg, &bodies, Some(&memo), 4);
+    assert!(warm.stats.replayed_steps > 0);
+    // Every summary a step made is gone: an SCC that reads one runs its fixpoint again (the
+    // values its steps make are then there again for the SCCs after it).
+    memo.made.lock().unwrap().clear();
+    let lost = nearest(&cg, &bodies, Some(&memo), 4);
+    assert_same_fixpoint(&lost, &plain);
+    assert!(lost.stats.analyze_calls > warm.stats.analyze_calls);
+    // The run that lost them recorded them again.
+    let again = nearest(&cg, &bodies, Some(&memo), 4);
+    assert_same_fixpoint(&again, &plain);
+    assert_eq!(again.stats.replayed_steps, warm.stats.replayed_steps);
 }

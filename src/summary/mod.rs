@@ -169,17 +169,14 @@ pub trait SummaryStore: Sync {
     /// The summaries just computed for `scc`.
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]);
     /// The name of a step of a collapsed SCC's fixpoint ([`StepMemo::input`]).
-    fn step_input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest;
-    /// The stored summary of the step `input` and its digest, with the shared sets it refers
-    /// to resolved by `shared` ([`StepMemo::replay`]).
-    fn replay_step(
-        &self,
-        f: FuncId,
-        input: &Digest,
-        shared: &SharedSets,
-    ) -> Option<(Summary, Digest)>;
-    /// Stores the summary of the step `input` ([`StepMemo::record`]).
-    fn record_step(&self, f: FuncId, input: &Digest, output: &Summary) -> Digest;
+    fn step_input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest;
+    /// What the stored step `input` did ([`StepMemo::replay`]).
+    fn replay_step(&self, f: FuncId, input: &Digest) -> Option<Option<Digest>>;
+    /// The summary with digest `digest` a stored step made, with the shared sets it refers to
+    /// resolved by `shared` ([`StepMemo::load`]).
+    fn load_step(&self, f: FuncId, digest: &Digest, shared: &SharedSets) -> Option<Summary>;
+    /// Stores what the step `input` did ([`StepMemo::record`]).
+    fn record_step(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest>;
 }
 
 /// The shared sets of the run's collapsed SCCs, by the SCC's name ([`SharedAccesses::scc`]):
@@ -383,25 +380,26 @@ impl SccAnalysis for Context<'_> {
 }
 
 impl StepMemo<Summary> for Context<'_> {
-    fn input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest {
+    fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
         match self.store {
-            Some(store) => store.step_input(f, members),
+            Some(store) => store.step_input(f, own, members),
             None => [0; 32],
         }
     }
 
-    fn replay(&self, f: FuncId, input: &Digest) -> Option<(Summary, Digest)> {
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<Option<Digest>> {
+        self.store?.replay_step(f, input)
+    }
+
+    fn load(&self, f: FuncId, digest: &Digest) -> Option<Summary> {
         let store = self.store?;
         // The step's summary may refer to the sets of collapsed SCCs below, as a load does.
         self.rebuild_sets_reached(store, f);
-        store.replay_step(f, input, &self.shared_sets)
+        store.load_step(f, digest, &self.shared_sets)
     }
 
-    fn record(&self, f: FuncId, input: &Digest, output: &Summary) -> Digest {
-        match self.store {
-            Some(store) => store.record_step(f, input, output),
-            None => [0; 32],
-        }
+    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
+        self.store?.record_step(f, input, output)
     }
 }
 

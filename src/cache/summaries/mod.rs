@@ -631,20 +631,19 @@ impl SummaryStore for SummaryCache<'_> {
         self.lost.load(Ordering::Relaxed)
     }
 
-    fn step_input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest {
-        SummaryCache::step_input(self, f, members)
+    fn step_input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
+        SummaryCache::step_input(self, f, own, members)
     }
 
-    fn replay_step(
-        &self,
-        f: FuncId,
-        input: &Digest,
-        sets: &SharedSets,
-    ) -> Option<(Summary, Digest)> {
-        SummaryCache::replay_step(self, f, input, sets)
+    fn replay_step(&self, _: FuncId, input: &Digest) -> Option<Option<Digest>> {
+        SummaryCache::replay_step(self, input)
     }
 
-    fn record_step(&self, f: FuncId, input: &Digest, output: &Summary) -> Digest {
+    fn load_step(&self, f: FuncId, digest: &Digest, sets: &SharedSets) -> Option<Summary> {
+        SummaryCache::load_step(self, f, digest, sets)
+    }
+
+    fn record_step(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
         SummaryCache::record_step(self, f, input, output)
     }
 

@@ -7,14 +7,17 @@
 //!
 //! ```text
 //! step(f) = H(context, f, f's body, for each callee g outside the SCC: g and its content hash,
-//!             the digests of the summaries f's callees in the SCC hold)
+//!             the digests of the summaries f and its callees in the SCC hold)
 //! ```
 //!
-//! The entry (kind `summary-step`) is the summary the step produced, in portable form with its
-//! locations relative to their function's start (the SCC's own locations, which rank the
-//! locations of stored summaries, are known only once the fixpoint is done). A summary's digest
-//! is the hash of that form, so two steps that produce the same summary give their callers the
-//! same input: a re-run replays every step the edit does not reach.
+//! A step's entry (kind `summary-step`) says what it did: nothing (its summary had the facts
+//! f's held), or which summary it made, by digest. Those summaries are entries of their own
+//! (kind `summary-step-out`, keyed by digest: identical ones stored once), in portable form
+//! with their locations relative to their function's start (the SCC's own locations, which rank
+//! the locations of stored summaries, are known only once the fixpoint is done); a summary's
+//! digest is the hash of that form, so two steps that make the same summary give their callers
+//! the same input. A re-run replays every step the edit does not reach, and loads a replayed
+//! summary only when a step it analyses reads it, and at the end.
 
 use super::{LocForm, SummaryCache};
 use crate::cache::{Key, KeyBuilder};
@@ -22,13 +25,21 @@ use crate::ir::FuncId;
 use crate::schedule::Digest;
 use crate::summary::{SharedSets, Summary};
 
-/// Steps of collapsed SCCs' fixpoints, keyed by [`SummaryCache::step_input`].
+/// Steps of collapsed SCCs' fixpoints, keyed by [`SummaryCache::step_input`]: empty (the step
+/// changed nothing), or the digest of the summary it made.
 const STEP: &str = "summary-step";
+/// The summaries steps made, keyed by their digest.
+const OUT: &str = "summary-step-out";
 
 impl SummaryCache<'_> {
-    /// The name of analysing `f` while its callees in its SCC hold summaries with the digests
-    /// `members` (see the module documentation).
-    pub(super) fn step_input(&self, f: FuncId, members: &[Option<Digest>]) -> Digest {
+    /// The name of analysing `f` while it holds a summary with digest `own` and its callees in
+    /// its SCC hold summaries with the digests `members` (see the module documentation).
+    pub(super) fn step_input(
+        &self,
+        f: FuncId,
+        own: Option<&Digest>,
+        members: &[Option<Digest>],
+    ) -> Digest {
         let mut k = KeyBuilder::new(STEP);
         k.key(&self.context).u64(f.0.into());
         match &self.bodies[f.index()] {
@@ -47,8 +58,8 @@ impl SummaryCache<'_> {
             };
         }
         k.u64(members.len() as u64);
-        for m in members {
-            match m {
+        for d in std::iter::once(own).chain(members.iter().map(Option::as_ref)) {
+            match d {
                 Some(d) => k.u64(1).bytes(d),
                 None => k.u64(0),
             };
@@ -56,45 +67,69 @@ impl SummaryCache<'_> {
         k.finish().0
     }
 
-    /// The summary the step `input` of `f` produced, and its digest, if it is stored.
-    pub(super) fn replay_step(
-        &self,
-        f: FuncId,
-        input: &Digest,
-        sets: &SharedSets,
-    ) -> Option<(Summary, Digest)> {
+    /// What the step `input` did, if it is stored: `Some(None)` nothing, `Some(Some(d))` made
+    /// the summary with digest `d`.
+    pub(super) fn replay_step(&self, input: &Digest) -> Option<Option<Digest>> {
         let key = Key(*input);
-        let decoded = self.store.read(STEP, &key).and_then(|bytes| {
-            let Some(bytes) = bytes else { return Ok(None) };
-            let s = self.decode_as(f, &bytes, sets, LocForm::Relative)?;
-            Ok(Some((s, step_digest(&bytes))))
-        });
-        match decoded {
-            Ok(found) => found,
-            Err(c) => {
-                self.store.invalidate(STEP, &key, &c);
+        let bytes = self.store.get(STEP, &key)?;
+        match bytes.len() {
+            0 => Some(None),
+            32 => {
+                let mut d = [0; 32];
+                d.copy_from_slice(&bytes);
+                Some(Some(d))
+            }
+            n => {
+                let why = crate::cache::Corruption::Decode(format!("a step of {n} bytes"));
+                self.store.invalidate(STEP, &key, &why);
                 None
             }
         }
     }
 
-    /// Stores what the step `input` of `f` produced; gives its digest.
-    pub(super) fn record_step(&self, f: FuncId, input: &Digest, output: &Summary) -> Digest {
-        match self.encode_as(f, output, LocForm::Relative) {
-            Some(bytes) => {
-                self.store.put_or_warn(STEP, &Key(*input), &bytes);
-                step_digest(&bytes)
+    /// The summary with digest `digest` a stored step of `f` made.
+    pub(super) fn load_step(
+        &self,
+        f: FuncId,
+        digest: &Digest,
+        sets: &SharedSets,
+    ) -> Option<Summary> {
+        let key = Key(*digest);
+        let bytes = self.store.get(OUT, &key)?;
+        match self.decode_as(f, &bytes, sets, LocForm::Relative) {
+            Ok(s) => Some(s),
+            Err(c) => {
+                self.store.invalidate(OUT, &key, &c);
+                None
             }
-            // Not stored; a step is a function of its input, so the input names the output.
-            None => KeyBuilder::new("unportable step").bytes(input).finish().0,
         }
     }
-}
 
-/// The digest of a step's summary, by its stored form.
-fn step_digest(bytes: &[u8]) -> Digest {
-    KeyBuilder::new("summary step content")
-        .bytes(bytes)
-        .finish()
-        .0
+    /// Stores what the step `input` of `f` did: nothing (`None`), or made `output`; gives
+    /// `output`'s digest.
+    pub(super) fn record_step(
+        &self,
+        f: FuncId,
+        input: &Digest,
+        output: Option<&Summary>,
+    ) -> Option<Digest> {
+        let Some(output) = output else {
+            self.store.put_or_warn(STEP, &Key(*input), &[]);
+            return None;
+        };
+        let Some(bytes) = self.encode_as(f, output, LocForm::Relative) else {
+            // Not stored, so never replayed; a step is a function of its input, so the input
+            // names what it made.
+            return Some(KeyBuilder::new("unportable step").bytes(input).finish().0);
+        };
+        let digest = KeyBuilder::new("summary step content")
+            .bytes(&bytes)
+            .finish();
+        // Content-addressed: an entry already there holds these very bytes.
+        if !self.store.entry_path(OUT, &digest).exists() {
+            self.store.put_or_warn(OUT, &digest, &bytes);
+        }
+        self.store.put_or_warn(STEP, &Key(*input), &digest.0);
+        Some(digest.0)
+    }
 }
