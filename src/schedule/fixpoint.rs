@@ -14,11 +14,14 @@
 //!
 //! **Replayed steps.** When the analysis memoises a recursive SCC's steps
 //! ([`SccAnalysis::steps`]: the summaries cache does for collapsed SCCs), each step is first
-//! named by what it reads — the member, and the digests of the summaries its callees in the SCC
-//! hold — and a step stored under that name gives its summary back without analysing. The
-//! passes, waves and dirty flags stay as they are, so a re-run after an edit takes the very
-//! path of a cold run: every step the edit does not reach is replayed, and the fixpoint (bound
-//! included) ends where the cold run's would.
+//! named by what it reads — the member, and the digests of the summaries it and its callees in
+//! the SCC hold — and a step stored under that name says what it did without analysing: left
+//! the member's summary as it was, or made it a stored summary (loaded only when an analysed
+//! step reads it, and at the end). The passes, waves and dirty flags stay as they are, so a
+//! re-run after an edit takes the very path of a cold run: every step the edit does not reach
+//! is replayed, and the fixpoint (bound included) ends where the cold run's would. A stored
+//! summary that cannot be loaded makes the fixpoint run again, analysing and recording every
+//! step; nothing a step computed after a failed load is recorded.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -39,13 +42,7 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
 ) -> SccRun {
     let scc = cg.scc(id);
     let funcs = &scc.functions;
-    let mut run = SccRun {
-        rounds: 0,
-        converged: true,
-        analyze_calls: 0,
-        replayed_steps: 0,
-        reused: false,
-    };
+    let mut run = SccRun::default();
     if let Some(has) = analysis.stored(scc).filter(|h| h.len() == funcs.len()) {
         for (&f, has) in funcs.iter().zip(has) {
             match has {
@@ -70,7 +67,7 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         // A replayed summary the store lost: the fixpoint is run again, analysing (and
         // recording) every step.
         scope.fixpoint(memo, true, &mut run).unwrap_or_else(|| {
-            run = run_reset(&run);
+            run = SccRun::default();
             scope
                 .fixpoint(memo, false, &mut run)
                 .expect("without steps replayed nothing is loaded")
@@ -84,17 +81,6 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         done.set(f, s);
     }
     run
-}
-
-/// `run`'s counters cleared, for a fixpoint run again.
-fn run_reset(run: &SccRun) -> SccRun {
-    SccRun {
-        rounds: 0,
-        converged: true,
-        analyze_calls: 0,
-        replayed_steps: 0,
-        reused: run.reused,
-    }
 }
 
 /// One SCC being analysed.
@@ -182,7 +168,7 @@ impl<A: SccAnalysis> Scope<'_, A> {
                 .get_or_init(|| {
                     let loaded = memo.zip(c.digest).and_then(|(m, d)| m.load(funcs[q], &d));
                     if loaded.is_none() {
-                        lost.store(true, Ordering::Relaxed);
+                        lost.store(true, Ordering::SeqCst);
                     }
                     loaded.map(Arc::new)
                 })
@@ -224,7 +210,13 @@ impl<A: SccAnalysis> Scope<'_, A> {
                         return Step::Replayed(outcome);
                     }
                     let new = analyze();
-                    match changed(&new) {
+                    let is_new = changed(&new);
+                    if lost.load(Ordering::SeqCst) {
+                        // It may have read a summary that was not there: not to be recorded
+                        // (the fixpoint is run again anyway).
+                        return Step::Analysed(None);
+                    }
+                    match is_new {
                         true => {
                             let digest = memo.record(funcs[p], &input, Some(&new));
                             Step::Analysed(Some((Arc::new(new), digest)))
@@ -262,7 +254,7 @@ impl<A: SccAnalysis> Scope<'_, A> {
                         dirty[q] |= self.defined(q);
                     }
                 }
-                if lost.load(Ordering::Relaxed) {
+                if lost.load(Ordering::SeqCst) {
                     return None;
                 }
             }
@@ -270,7 +262,7 @@ impl<A: SccAnalysis> Scope<'_, A> {
         run.rounds = count.iter().copied().max().unwrap_or(0);
         let local: Vec<Option<Arc<A::Summary>>> =
             (0..funcs.len()).map(|q| read(&current, q)).collect();
-        (!lost.load(Ordering::Relaxed)).then_some(local)
+        (!lost.load(Ordering::SeqCst)).then_some(local)
     }
 }
 

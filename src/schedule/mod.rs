@@ -336,6 +336,18 @@ struct SccRun {
     reused: bool,
 }
 
+impl Default for SccRun {
+    fn default() -> Self {
+        SccRun {
+            rounds: 0,
+            converged: true,
+            analyze_calls: 0,
+            replayed_steps: 0,
+            reused: false,
+        }
+    }
+}
+
 pub fn run_with<A: SccAnalysis>(
     cg: &CallGraph,
     analysis: &A,
