@@ -462,3 +462,22 @@ fn a_lost_step_summary_runs_the_fixpoint_again_and_records_it() {
     assert_same_fixpoint(&again, &plain);
     assert_eq!(again.stats.replayed_steps, warm.stats.replayed_steps);
 }
+
+#[test]
+fn summaries_lost_under_an_edit_still_give_the_analysis_fixpoint() {
+    for seed in 1..8u64 {
+        let cg = random_graph(300, seed);
+        let mut bodies: Vec<u32> = (0..300).map(|i| (i * 37 % 50) as u32).collect();
+        let memo = ToyMemo::default();
+        nearest(&cg, &bodies, Some(&memo), 4);
+        // An edit makes some steps analysed; the summaries they read are gone.
+        for f in [3, 150, 299] {
+            bodies[f] = 7;
+        }
+        memo.made.lock().unwrap().clear();
+        let plain = nearest(&cg, &bodies, None, 4);
+        assert_same_fixpoint(&nearest(&cg, &bodies, Some(&memo), 4), &plain);
+        // What the run that lost them recorded is replayed right.
+        assert_same_fixpoint(&nearest(&cg, &bodies, Some(&memo), 4), &plain);
+    }
+}
