@@ -63,15 +63,20 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
     let mut local = if !scc.recursive {
         scope.once(&mut run)
     } else {
-        let memo = analysis.steps(scc);
+        let steps = analysis.steps(scc);
+        let memo = steps.as_deref();
         // A replayed summary the store lost: the fixpoint is run again, analysing (and
         // recording) every step.
-        scope.fixpoint(memo, true, &mut run).unwrap_or_else(|| {
+        let local = scope.fixpoint(memo, true, &mut run).unwrap_or_else(|| {
             run = SccRun::default();
             scope
                 .fixpoint(memo, false, &mut run)
                 .expect("without steps replayed nothing is loaded")
-        })
+        });
+        if let Some(memo) = memo {
+            memo.finish();
+        }
+        local
     };
     analysis.complete(scc, &mut local);
     // Handed to the analysis, then made visible to callers.

@@ -119,7 +119,7 @@ pub trait SccAnalysis: Sync {
     /// Where the steps of recursive `scc`'s fixpoint are memoised (a cache), if they are: a
     /// step whose inputs a stored step had is replayed instead of analysed ([`fixpoint`]). By
     /// default nothing is.
-    fn steps(&self, scc: &Scc) -> Option<&dyn StepMemo<Self::Summary>> {
+    fn steps(&self, scc: &Scc) -> Option<Box<dyn StepMemo<Self::Summary> + '_>> {
         let _ = scc;
         None
     }
@@ -149,6 +149,9 @@ pub trait StepMemo<S>: Sync {
     /// Records what the step `input` did: `None` left `f`'s summary as it was, `Some(s)` made
     /// it `s`; gives `s`'s digest.
     fn record(&self, f: FuncId, input: &Digest, output: Option<&S>) -> Option<Digest>;
+    /// Called once the fixpoint is done: a memo that keeps an SCC's steps together stores
+    /// them here.
+    fn finish(&self) {}
 }
 
 /// Where a done function's summary is.

@@ -312,18 +312,22 @@ impl SccAnalysis for Nearest<'_> {
             .fold(self.bodies[f.index()], u32::min)
     }
 
-    fn steps(&self, _: &Scc) -> Option<&dyn StepMemo<u32>> {
-        self.memo.map(|_| self as &dyn StepMemo<u32>)
+    fn steps(&self, _: &Scc) -> Option<Box<dyn StepMemo<u32> + '_>> {
+        self.memo
+            .map(|_| Box::new(ToySteps(self)) as Box<dyn StepMemo<u32> + '_>)
     }
 }
 
-impl StepMemo<u32> for Nearest<'_> {
+/// The memo of [`Nearest`], for one SCC.
+struct ToySteps<'n, 'a>(&'n Nearest<'a>);
+
+impl StepMemo<u32> for ToySteps<'_, '_> {
     fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
         let mut h = blake3::Hasher::new();
         h.update(&f.0.to_le_bytes());
-        let scc = self.cg.scc_of[f.index()];
-        for (g, body) in self.bodies.iter().enumerate() {
-            if g == f.index() || self.cg.scc_of[g] != scc {
+        let scc = self.0.cg.scc_of[f.index()];
+        for (g, body) in self.0.bodies.iter().enumerate() {
+            if g == f.index() || self.0.cg.scc_of[g] != scc {
                 h.update(&body.to_le_bytes());
             }
         }
@@ -337,15 +341,15 @@ impl StepMemo<u32> for Nearest<'_> {
     }
 
     fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Digest>> {
-        self.memo?.steps.lock().unwrap().get(input).copied()
+        self.0.memo?.steps.lock().unwrap().get(input).copied()
     }
 
     fn load(&self, _: FuncId, digest: &Digest) -> Option<u32> {
-        self.memo?.made.lock().unwrap().get(digest).copied()
+        self.0.memo?.made.lock().unwrap().get(digest).copied()
     }
 
     fn record(&self, _: FuncId, input: &Digest, output: Option<&u32>) -> Option<Digest> {
-        let memo = self.memo?;
+        let memo = self.0.memo?;
         let digest = output.map(|v| *blake3::hash(&v.to_le_bytes()).as_bytes());
         if let (Some(d), Some(&v)) = (digest, output) {
             memo.made.lock().unwrap().insert(d, v);

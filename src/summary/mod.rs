@@ -168,15 +168,18 @@ pub trait SummaryStore: Sync {
     fn lost(&self) -> usize;
     /// The summaries just computed for `scc`.
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]);
-    /// The name of a step of a collapsed SCC's fixpoint ([`StepMemo::input`]).
-    fn step_input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest;
-    /// What the stored step `input` did ([`StepMemo::replay`]).
-    fn replay_step(&self, f: FuncId, input: &Digest) -> Option<Option<Digest>>;
-    /// The summary with digest `digest` a stored step made, with the shared sets it refers to
-    /// resolved by `shared` ([`StepMemo::load`]).
-    fn load_step(&self, f: FuncId, digest: &Digest, shared: &SharedSets) -> Option<Summary>;
-    /// Stores what the step `input` did ([`StepMemo::record`]).
-    fn record_step(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest>;
+    /// The steps of collapsed `scc`'s fixpoint, if the store keeps them.
+    fn scc_steps(&self, scc: &Scc) -> Option<Box<dyn SccSteps + '_>>;
+}
+
+/// The stored steps of one collapsed SCC's fixpoint ([`StepMemo`]: the same calls, with the
+/// shared sets a loaded summary refers to resolved by `shared`).
+pub trait SccSteps: Sync {
+    fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest;
+    fn replay(&self, input: &Digest) -> Option<Option<Digest>>;
+    fn load(&self, f: FuncId, digest: &Digest, shared: &SharedSets) -> Option<Summary>;
+    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest>;
+    fn finish(&self);
 }
 
 /// The shared sets of the run's collapsed SCCs, by the SCC's name ([`SharedAccesses::scc`]):
@@ -374,32 +377,44 @@ impl SccAnalysis for Context<'_> {
 
     /// A collapsed SCC's steps are memoised by the store: its members' summaries hold only
     /// their own accesses, so an edit changes few of them, and its key changes with any.
-    fn steps(&self, scc: &Scc) -> Option<&dyn StepMemo<Summary>> {
-        (self.store.is_some() && self.collapsed(scc)).then_some(self as &dyn StepMemo<Summary>)
+    fn steps(&self, scc: &Scc) -> Option<Box<dyn StepMemo<Summary> + '_>> {
+        if !self.collapsed(scc) {
+            return None;
+        }
+        let steps = self.store?.scc_steps(scc)?;
+        Some(Box::new(ContextSteps { cx: self, steps }))
     }
 }
 
-impl StepMemo<Summary> for Context<'_> {
+/// A collapsed SCC's stored steps, with what loading a summary needs of the context.
+struct ContextSteps<'c, 'a> {
+    cx: &'c Context<'a>,
+    steps: Box<dyn SccSteps + 'c>,
+}
+
+impl StepMemo<Summary> for ContextSteps<'_, '_> {
     fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
-        match self.store {
-            Some(store) => store.step_input(f, own, members),
-            None => [0; 32],
-        }
+        self.steps.input(f, own, members)
     }
 
-    fn replay(&self, f: FuncId, input: &Digest) -> Option<Option<Digest>> {
-        self.store?.replay_step(f, input)
+    fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Digest>> {
+        self.steps.replay(input)
     }
 
     fn load(&self, f: FuncId, digest: &Digest) -> Option<Summary> {
-        let store = self.store?;
         // The step's summary may refer to the sets of collapsed SCCs below, as a load does.
-        self.rebuild_sets_reached(store, f);
-        store.load_step(f, digest, &self.shared_sets)
+        if let Some(store) = self.cx.store {
+            self.cx.rebuild_sets_reached(store, f);
+        }
+        self.steps.load(f, digest, &self.cx.shared_sets)
     }
 
     fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
-        self.store?.record_step(f, input, output)
+        self.steps.record(f, input, output)
+    }
+
+    fn finish(&self) {
+        self.steps.finish();
     }
 }
 

@@ -48,9 +48,8 @@ use crate::ir::{FuncId, Loc, Name};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
-use crate::schedule::Digest;
 use crate::summary::remap::IdMap;
-use crate::summary::{shared_set, SharedSets, Summary, SummaryFacts, SummaryStore};
+use crate::summary::{shared_set, SccSteps, SharedSets, Summary, SummaryFacts, SummaryStore};
 
 /// Summaries in portable form, keyed by their content hash.
 const KIND: &str = "summary";
@@ -631,20 +630,9 @@ impl SummaryStore for SummaryCache<'_> {
         self.lost.load(Ordering::Relaxed)
     }
 
-    fn step_input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
-        SummaryCache::step_input(self, f, own, members)
-    }
-
-    fn replay_step(&self, _: FuncId, input: &Digest) -> Option<Option<Digest>> {
-        SummaryCache::replay_step(self, input)
-    }
-
-    fn load_step(&self, f: FuncId, digest: &Digest, sets: &SharedSets) -> Option<Summary> {
-        SummaryCache::load_step(self, f, digest, sets)
-    }
-
-    fn record_step(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
-        SummaryCache::record_step(self, f, input, output)
+    fn scc_steps(&self, scc: &Scc) -> Option<Box<dyn SccSteps + '_>> {
+        let steps = SummaryCache::scc_steps(self, scc)?;
+        Some(Box::new(steps))
     }
 
     fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
