@@ -265,8 +265,11 @@ impl<A: SccAnalysis> Scope<'_, A> {
             }
         }
         run.rounds = count.iter().copied().max().unwrap_or(0);
-        let local: Vec<Option<Arc<A::Summary>>> =
-            (0..funcs.len()).map(|q| read(&current, q)).collect();
+        // Most members' summaries are still to be loaded (replayed steps): in parallel.
+        let local: Vec<Option<Arc<A::Summary>>> = (0..funcs.len())
+            .into_par_iter()
+            .map(|q| read(&current, q))
+            .collect();
         (!lost.load(Ordering::SeqCst)).then_some(local)
     }
 }

@@ -29,6 +29,9 @@
 //! keep the order of locations as long as functions keep theirs; function ids follow the order of definitions, so a function moved past another
 //! changes the layout. A summary naming a location that is not among its function's own
 //! locations is not stored (counted as unportable).
+//!
+//! A collapsed SCC also keeps the steps of its latest fixpoint, so that a re-run replays those
+//! an edit does not reach ([`steps`]).
 
 mod steps;
 
@@ -85,6 +88,10 @@ struct Portable {
 /// The `file` of a location given relative to its function's location.
 const RELATIVE: u32 = u32::MAX;
 
+/// The `file` of a portable location: its `line` is its rank among its function's own
+/// locations.
+const RANKED: u32 = u32::MAX - 1;
+
 /// How a portable summary names locations.
 #[derive(Clone, Copy)]
 enum LocForm {
@@ -95,10 +102,6 @@ enum LocForm {
     /// the SCC's own locations are known.
     Relative,
 }
-
-/// The `file` of a portable location: its `line` is its rank among its function's own
-/// locations.
-const RANKED: u32 = u32::MAX - 1;
 
 /// Marks a portable class id as an index into [`Portable::private`].
 const PRIVATE: u32 = 1 << 31;

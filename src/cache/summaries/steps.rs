@@ -125,9 +125,13 @@ impl SccSteps for Steps<'_, '_> {
     }
 
     fn load(&self, f: FuncId, digest: &Digest, sets: &SharedSets) -> Option<Summary> {
-        let made = lock(&self.made);
-        let bytes = made.get(digest).map(Vec::as_slice);
-        let bytes = bytes.or_else(|| self.stored_made(digest))?;
+        // One this fixpoint made (rare: most are stored) is copied out, so that decoding runs
+        // without the lock.
+        let made = lock(&self.made).get(digest).cloned();
+        let bytes = match &made {
+            Some(bytes) => bytes.as_slice(),
+            None => self.stored_made(digest)?,
+        };
         self.cache.decode_as(f, bytes, sets, LocForm::Relative).ok()
     }
 
