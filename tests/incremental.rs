@@ -385,20 +385,25 @@ fn concurrent_analyze_runs_share_a_cache() {
     assert_eq!(strip(&c), strip(&a));
 }
 
-#[test]
-fn summaries_reaching_a_collapsed_scc_are_cached_by_reference() {
-    let path = common::c_fixtures("race")
-        .into_iter()
-        .find(|p| p.ends_with("collapsed_scc.c"))
-        .expect("fixture collapsed_scc.c");
-    let options = Options {
+/// The pipeline's options with recursive SCCs of two or more functions collapsed.
+fn collapsing_at_two() -> Options {
+    Options {
         collapse_at: 2,
         schedule: relay::schedule::Options {
             jobs: 2,
             ..Options::default().schedule
         },
         ..Options::default()
-    };
+    }
+}
+
+#[test]
+fn summaries_reaching_a_collapsed_scc_are_cached_by_reference() {
+    let path = common::c_fixtures("race")
+        .into_iter()
+        .find(|p| p.ends_with("collapsed_scc.c"))
+        .expect("fixture collapsed_scc.c");
+    let options = collapsing_at_two();
     let run = |p: &Program, store: Option<&Store>| {
         let s = pipeline::summarize_cached(p, &Models::builtin(), &options, store);
         (s.summaries, s.cache)
@@ -468,14 +473,7 @@ int main(void) {
 
 #[test]
 fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
-    let options = Options {
-        collapse_at: 2,
-        schedule: relay::schedule::Options {
-            jobs: 2,
-            ..Options::default().schedule
-        },
-        ..Options::default()
-    };
+    let options = collapsing_at_two();
     let dir = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
     let store = Store::open(cache.path()).unwrap();

@@ -136,34 +136,24 @@ impl SccSteps for Steps<'_, '_> {
     }
 
     fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
-        let made = output.map(|s| match self.cache.encode_as(f, s, LocForm::Relative) {
-            Some(bytes) => {
-                let digest = KeyBuilder::new("summary step content")
-                    .bytes(&bytes)
-                    .finish()
-                    .0;
-                if self.stored_made(&digest).is_none() {
-                    lock(&self.made).insert(digest, bytes);
-                }
-                (digest, true)
-            }
+        let Some(output) = output else {
+            lock(&self.steps).insert(*input, None);
+            return None;
+        };
+        let Some(bytes) = self.cache.encode_as(f, output, LocForm::Relative) else {
             // Not kept, so never replayed; a step is a function of its input, so the input
             // names what it made.
-            None => (
-                KeyBuilder::new("unportable step").bytes(input).finish().0,
-                false,
-            ),
-        });
-        match made {
-            Some((digest, true)) => {
-                lock(&self.steps).insert(*input, Some(digest));
-            }
-            Some((_, false)) => {}
-            None => {
-                lock(&self.steps).insert(*input, None);
-            }
+            return Some(KeyBuilder::new("unportable step").bytes(input).finish().0);
+        };
+        let digest = KeyBuilder::new("summary step content")
+            .bytes(&bytes)
+            .finish()
+            .0;
+        if self.stored_made(&digest).is_none() {
+            lock(&self.made).insert(digest, bytes);
         }
-        made.map(|(digest, _)| digest)
+        lock(&self.steps).insert(*input, Some(digest));
+        Some(digest)
     }
 
     fn finish(&self) {
