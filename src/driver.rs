@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use crate::cache::file_status::{FileStatus, FileStatuses};
 use crate::cache::tu::{self, CachedUnit, LoadedUnit};
 use crate::cache::{Corruption, Key, Store};
 use crate::frontend::ast::ExternalDecl;
@@ -59,6 +60,8 @@ pub struct BuildOptions<'a> {
     /// Units [`probe`] found in the cache, by input index (may be shorter than the inputs):
     /// loaded by their key, their text not read again.
     pub probed: &'a [Option<ProbedUnit>],
+    /// Where the status of each preprocessed input read and hashed is recorded.
+    pub file_status: Option<&'a FileStatuses>,
 }
 
 pub struct Build {
@@ -151,6 +154,7 @@ pub fn probe(
     inputs: &[Input],
     pool: &rayon::ThreadPool,
     store: &Store,
+    statuses: &FileStatuses,
     progress: bool,
 ) -> Vec<Option<ProbedUnit>> {
     let missed = AtomicU64::new(0);
@@ -165,7 +169,7 @@ pub fn probe(
                 }
                 let name = input.display_name();
                 let keyed = match input {
-                    Input::Preprocessed(path) => tu::file_key(&name, path).ok(),
+                    Input::Preprocessed(path) => preprocessed_key(&name, path, statuses),
                     Input::Source { .. } => input
                         .load_bytes()
                         .ok()
@@ -187,6 +191,24 @@ pub fn probe(
     });
     progress.finish();
     found
+}
+
+/// The unit key and size of the preprocessed file `path` named `name`: the key recorded with
+/// its status if that is unchanged ([`crate::cache::file_status`]), else its text's (recorded).
+fn preprocessed_key(
+    name: &str,
+    path: &std::path::Path,
+    statuses: &FileStatuses,
+) -> Option<(Key, u64)> {
+    let status = FileStatus::of(path);
+    if let Some(key) = status.and_then(|s| statuses.known_key(name, path, &s)) {
+        return status.map(|s| (key, s.size()));
+    }
+    let (key, bytes) = tu::file_key(name, path).ok()?;
+    if let Some(s) = status {
+        statuses.record(name, path, s, key);
+    }
+    Some((key, bytes))
 }
 
 /// Reads, parses and lowers the `i`-th input and hands its IR to the linker.
@@ -213,6 +235,11 @@ fn read_unit(
         report.from_cache = true;
         return link_unit(i, report, out, linker, options);
     }
+    // Before reading: a status recorded with the key must be the one the text had.
+    let status = match (input, options.file_status) {
+        (Input::Preprocessed(path), Some(_)) => FileStatus::of(path),
+        _ => None,
+    };
     let raw = match input.load_bytes() {
         Ok(t) => t,
         Err(e) => {
@@ -222,6 +249,11 @@ fn read_unit(
     };
     report.bytes = raw.len() as u64;
     report.key = options.cache.map(|_| tu::unit_key(&report.tu, &raw));
+    if let (Input::Preprocessed(path), Some(statuses), Some(status), Some(key)) =
+        (input, options.file_status, status, report.key)
+    {
+        statuses.record(&report.tu, path, status, key);
+    }
     let text = crate::frontend::input::into_text(raw);
     let mut functions = Vec::new();
     let mut on_item = |item: &ItemView<'_>| {

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use relay::cache::{tu, Store, HEADER_LEN};
+use relay::cache::{self, tu, Store, HEADER_LEN};
 use relay::driver::{self, Build, BuildOptions};
 use relay::frontend::input::Input;
 use relay::ir::TypeId;
@@ -70,13 +70,19 @@ fn build(paths: &[PathBuf], store: Option<&Store>, list_functions: bool) -> Buil
         .unwrap();
     // As `relay analyze` does: units found in the cache are loaded by their key, and skip
     // the definitions an earlier unit holds too.
-    let probed = store.map_or_else(Vec::new, |s| driver::probe(&inputs, &pool, s, false));
+    let statuses = store.map(|s| cache::file_status::FileStatuses::load(s, true));
+    let probed = store
+        .zip(statuses.as_ref())
+        .map_or_else(Vec::new, |(s, st)| {
+            driver::probe(&inputs, &pool, s, st, false)
+        });
     let options = BuildOptions {
         list_functions,
         syntax_only: false,
         cache: store,
         progress: false,
         probed: &probed,
+        file_status: statuses.as_ref(),
     };
     driver::build(&inputs, &pool, options)
 }
@@ -415,4 +421,62 @@ fn relay_parse_and_relay_cache_on_the_command_line() {
     let refused = relay(&["cache", "clear", "--cache", "."], dir.path());
     assert_eq!(refused.status.code(), Some(2));
     assert!(dir.path().join("notes.txt").exists());
+}
+
+/// A re-run takes the key recorded with an input's unchanged file status instead of hashing
+/// the file; an edit that keeps the size and sets the modification time back still changes the
+/// file's change time, and the unit is parsed again.
+#[test]
+fn an_input_edited_behind_its_modification_time_is_parsed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        fs::write(&path, text).unwrap();
+        let f = fs::File::options().write(true).open(&path).unwrap();
+        f.set_times(fs::FileTimes::new().set_modified(then))
+            .unwrap();
+    };
+    write(
+        "a.i",
+        "int shared; void *worker(void *p) { shared = 1; return p; }\n",
+    );
+    write(
+        "b.i",
+        "int other; int main(void) { other = 2; return 0; }\n",
+    );
+    // Statuses are recorded only once the files have settled (their change time is now).
+    std::thread::sleep(cache::file_status::SETTLED + std::time::Duration::from_millis(200));
+    let analyze = |extra: &[&str]| {
+        let out = relay(
+            &[&["analyze", "-j2", "a.i", "b.i"][..], extra].concat(),
+            dir.path(),
+        );
+        assert!(out.status.code().unwrap_or(2) <= 1, "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let first = analyze(&[]);
+    assert!(
+        first.contains("front end: 2 unit(s) parsed, 0 reused"),
+        "{first}"
+    );
+    let store = Store::open(dir.path().join(".relay-cache")).unwrap();
+    let recorded = store.dir().join(cache::file_status::KIND);
+    assert!(recorded.exists(), "the statuses are recorded");
+
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    write(
+        "a.i",
+        "int shared; void *worker(void *p) { shared = 3; return p; }\n",
+    );
+    let edited = analyze(&[]);
+    assert!(
+        edited.contains("front end: 1 unit(s) parsed, 1 reused"),
+        "{edited}"
+    );
+    let rehashed = analyze(&["--rehash-inputs"]);
+    assert!(
+        !rehashed.contains("unit(s) parsed"),
+        "nothing changed: {rehashed}"
+    );
 }

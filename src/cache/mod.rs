@@ -13,10 +13,13 @@
 //! - `findings` and `run` ([`findings`]): the warnings of an analysis before filters, keyed by
 //!   everything the analysis depended on but where lines are ([`relocate`]), and which of them
 //!   the latest run saved.
+//! - `file-status` ([`file_status`]): the status each preprocessed input file had when its unit
+//!   key was computed, so that a re-run hashes only the files whose status changed.
 //! - `inputs` ([`inputs`]): which findings a run with exactly these input units, arguments and
 //!   models computed, with the front end's messages.
 
 pub mod classes;
+pub mod file_status;
 pub mod findings;
 pub mod fingerprint;
 pub mod inputs;

@@ -12,6 +12,7 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 
 use super::{Frontend, InputArgs};
+use crate::cache::file_status::FileStatuses;
 use crate::models::{FamilySwitches, Models};
 use crate::pipeline::{self, EntryOptions};
 use crate::pta::FieldMode;
@@ -226,9 +227,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let t0 = Instant::now();
     let options = args.pipeline_options(&pool, entries);
     let inputs = args.input.inputs()?;
-    let probed = match &store {
-        Some(s) => crate::driver::probe(&inputs, &pool, s, !quiet),
-        None => Vec::new(),
+    let statuses = store
+        .as_ref()
+        .map(|s| FileStatuses::load(s, !args.cache.rehash_inputs));
+    let probed = match (&store, &statuses) {
+        (Some(s), Some(statuses)) => crate::driver::probe(&inputs, &pool, s, statuses, !quiet),
+        _ => Vec::new(),
     };
     let unchanged = super::unchanged::RunInputs::new(args, &options, &models);
     if let Some(store) = &store {
@@ -236,8 +240,23 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         if let Some(code) =
             keys.and_then(|k| unchanged.reuse(store, &k, args, t0, &filters, baseline.as_ref()))
         {
+            if let Some(statuses) = statuses {
+                statuses.save(store);
+            }
             return code;
         }
+    }
+    let front = super::build_inputs(
+        &inputs,
+        &pool,
+        store.as_ref(),
+        !quiet,
+        &models,
+        &probed,
+        statuses.as_ref(),
+    );
+    if let Some((statuses, store)) = statuses.zip(store.as_ref()) {
+        statuses.save(store);
     }
     let Frontend {
         program,
@@ -245,7 +264,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         totals,
         messages,
         unit_keys,
-    } = super::build_inputs(&inputs, &pool, store.as_ref(), !quiet, &models, &probed)?;
+    } = front?;
     if totals.clean_units == 0 && totals.functions_lowered == 0 {
         anyhow::bail!(
             "nothing to analyse: none of the {} unit(s) could be read (errors above)",

@@ -192,10 +192,11 @@ pub fn build_program(
     models: &crate::models::Models,
 ) -> Result<Frontend> {
     let inputs = input.inputs()?;
-    build_inputs(&inputs, pool, cache, progress, models, &[])
+    build_inputs(&inputs, pool, cache, progress, models, &[], None)
 }
 
-/// [`build_program`] of `inputs`, those [`driver::probe`] found loaded by their key.
+/// [`build_program`] of `inputs`, those [`driver::probe`] found loaded by their key; the
+/// status of each preprocessed input read is recorded in `file_status`.
 pub fn build_inputs(
     inputs: &[crate::frontend::input::Input],
     pool: &rayon::ThreadPool,
@@ -203,11 +204,13 @@ pub fn build_inputs(
     progress: bool,
     models: &crate::models::Models,
     probed: &[Option<driver::ProbedUnit>],
+    file_status: Option<&crate::cache::file_status::FileStatuses>,
 ) -> Result<Frontend> {
     let options = driver::BuildOptions {
         cache,
         progress,
         probed,
+        file_status,
         ..Default::default()
     };
     let build = driver::build(inputs, pool, options);

@@ -95,6 +95,7 @@ pub fn run(args: &ParseArgs) -> Result<i32> {
         cache: store.as_ref(),
         progress: true,
         probed: &[],
+        file_status: None,
     };
     let build = driver::build(&inputs, &pool, options);
     let mut report = ParseReport {
