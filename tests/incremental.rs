@@ -496,11 +496,11 @@ fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
     // w3's access is now under a lock it releases: only w3's summary changes (a call inside a
     // collapsed SCC brings in the callee's lockset, not its accesses), so only w3's steps run
     // (and thr and main, whose callees' summaries are unchanged, are reused).
-    let guarded = RING.replace(
+    let guarded_text = RING.replace(
         "void w3(int n) { d = n;",
         "void w3(int n) { pthread_mutex_lock(&m); d = n; pthread_mutex_unlock(&m);",
     );
-    let (guarded, replayed) = run(&guarded);
+    let (guarded, replayed) = run(&guarded_text);
     assert!(
         replayed > 0 && guarded < cold,
         "{guarded} analysed, {replayed} replayed"
@@ -516,6 +516,35 @@ fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
         replayed > 0 && analysed > guarded,
         "{analysed} analysed, {replayed} replayed"
     );
+    // Each run that made summaries wrote them to a pack of its own; packs less than half
+    // referred to were compacted away.
+    let packs = || walk(&cache.path().join("summary-step-pack"));
+    let written = packs();
+    assert!(
+        !written.is_empty() && written.len() <= 3,
+        "{} packs",
+        written.len()
+    );
     // Back to the first text: the SCC's own entry is stored.
     assert_eq!(run(RING), (0, 0));
+    // Packs lost: the steps that need them cannot be replayed, so the fixpoint runs again
+    // (the same summaries, checked by `run`), and its summaries are packed again.
+    for p in packs() {
+        std::fs::remove_file(p).unwrap();
+    }
+    let w1_guarded = RING.replace(
+        "void w1(int n) { b = n;",
+        "void w1(int n) { pthread_mutex_lock(&m); b = n; pthread_mutex_unlock(&m);",
+    );
+    let (again, replayed) = run(&w1_guarded);
+    assert!(
+        again >= 5 && replayed == 0,
+        "the whole fixpoint: {again} analysed, {replayed} replayed"
+    );
+    assert!(!packs().is_empty());
+    let (analysed, replayed) = run(&RING.replace("{ e = n;", "{ e = n + 1;"));
+    assert!(
+        replayed > 0 && analysed < cold,
+        "the steps are stored again: {analysed} analysed, {replayed} replayed"
+    );
 }

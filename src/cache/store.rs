@@ -288,6 +288,46 @@ impl Store {
         }
     }
 
+    /// `len` bytes of the entry's payload from `start`, without reading the rest: the header's
+    /// magic, version, key and length are checked, but not its checksum (that needs the whole
+    /// payload), so the caller checks the bytes itself (e.g. against a hash of them it keeps).
+    /// `Ok(None)` when there is no entry.
+    pub fn read_range(
+        &self,
+        kind: &str,
+        key: &Key,
+        start: u64,
+        len: u64,
+    ) -> Result<Option<Vec<u8>>, Corruption> {
+        let path = self.entry_path(kind, key);
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Corruption::Unreadable(e.to_string())),
+        };
+        let unreadable = |e: std::io::Error| Corruption::Unreadable(e.to_string());
+        let size = file.metadata().map_err(unreadable)?.len();
+        let payload = size
+            .checked_sub(HEADER_LEN as u64)
+            .ok_or(Corruption::Truncated(size as usize))?;
+        let mut h = [0u8; HEADER_LEN];
+        read_at(&file, &mut h, 0).map_err(unreadable)?;
+        check_header(&h, key, payload)?;
+        if start.checked_add(len).is_none_or(|end| end > payload) {
+            return Err(Corruption::Unreadable(format!(
+                "{len} bytes from {start} asked of a {payload}-byte payload"
+            )));
+        }
+        let mut bytes = vec![0u8; len as usize];
+        read_at(&file, &mut bytes, HEADER_LEN as u64 + start).map_err(unreadable)?;
+        Ok(Some(bytes))
+    }
+
+    /// Removes the entry, if it is there (an entry no other entry refers to any more).
+    pub fn remove(&self, kind: &str, key: &Key) {
+        let _ = fs::remove_file(self.entry_path(kind, key));
+    }
+
     /// The entry decoded from bincode, or `None` on a miss. An entry that is corrupt or does not
     /// decode as a `T` is reported, deleted and missed.
     pub fn get_value<T: DeserializeOwned>(&self, kind: &str, key: &Key) -> Option<T> {
@@ -326,23 +366,28 @@ impl Store {
     }
 
     /// Like [`Store::put_value`], but a failure is only a warning (once per process): a cache
-    /// that cannot be written must not fail the run.
-    pub fn put_value_or_warn<T: Serialize + ?Sized>(&self, kind: &str, key: &Key, value: &T) {
+    /// that cannot be written must not fail the run. Whether it was written.
+    pub fn put_value_or_warn<T: Serialize + ?Sized>(
+        &self,
+        kind: &str,
+        key: &Key,
+        value: &T,
+    ) -> bool {
         let written = encode(value).and_then(|bytes| self.put(kind, key, &bytes));
-        self.warn_unwritten(written);
+        self.warn_unwritten(written)
     }
 
     /// Like [`Store::put`], but a failure is only a warning (see [`Store::put_value_or_warn`]).
-    pub fn put_or_warn(&self, kind: &str, key: &Key, payload: &[u8]) {
-        self.warn_unwritten(self.put(kind, key, payload));
+    pub fn put_or_warn(&self, kind: &str, key: &Key, payload: &[u8]) -> bool {
+        self.warn_unwritten(self.put(kind, key, payload))
     }
 
-    fn warn_unwritten(&self, written: Result<()>) {
-        if let Err(e) = written {
-            if !self.write_warned.swap(true, Ordering::Relaxed) {
-                eprintln!("relay: warning: {e:#}; continuing without caching");
-            }
+    fn warn_unwritten(&self, written: Result<()>) -> bool {
+        let Err(e) = written else { return true };
+        if !self.write_warned.swap(true, Ordering::Relaxed) {
+            eprintln!("relay: warning: {e:#}; continuing without caching");
         }
+        false
     }
 
     /// Reports a bad entry (once per process and entry) and deletes it.
@@ -493,6 +538,16 @@ pub fn verify(file: &[u8], key: &Key) -> Result<(), Corruption> {
         return Err(Corruption::Truncated(file.len()));
     }
     let (h, payload) = file.split_at(HEADER_LEN);
+    check_header(h, key, payload.len() as u64)?;
+    if h[48..80] != *blake3::hash(payload).as_bytes() {
+        return Err(Corruption::Checksum);
+    }
+    Ok(())
+}
+
+/// Checks a header against the key it was looked up by and the payload's length, not the
+/// payload's checksum.
+fn check_header(h: &[u8], key: &Key, payload_len: u64) -> Result<(), Corruption> {
     if &h[0..4] != MAGIC {
         return Err(Corruption::BadMagic);
     }
@@ -506,19 +561,29 @@ pub fn verify(file: &[u8], key: &Key) -> Result<(), Corruption> {
     let mut len = [0u8; 8];
     len.copy_from_slice(&h[8..16]);
     let len = u64::from_le_bytes(len);
-    if len != payload.len() as u64 {
+    if len != payload_len {
         return Err(Corruption::Length {
             header: len,
-            actual: payload.len() as u64,
+            actual: payload_len,
         });
     }
     if h[16..48] != key.0 {
         return Err(Corruption::KeyMismatch);
     }
-    if h[48..80] != *blake3::hash(payload).as_bytes() {
-        return Err(Corruption::Checksum);
-    }
     Ok(())
+}
+
+/// Fills `buf` from `file` at `offset`.
+#[cfg(unix)]
+fn read_at(file: &fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(buf)
 }
 
 fn check_kind(kind: &str) -> Result<()> {
@@ -591,158 +656,4 @@ pub fn stats_of(dir: &Path) -> Result<CacheStats> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(s: &str) -> Key {
-        KeyBuilder::new("test").str(s).finish()
-    }
-
-    #[test]
-    fn prune_keeps_the_most_recent_entries() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        for i in 0..5 {
-            store.put("big", &key(&i.to_string()), b"x").unwrap();
-            // Distinct modification times, oldest first.
-            let path = store.entry_path("big", &key(&i.to_string()));
-            let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i);
-            fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
-        }
-        store.put("other", &key("o"), b"y").unwrap();
-        assert_eq!(store.prune("big", 2), 3);
-        let kept: Vec<bool> = (0..5)
-            .map(|i| store.get("big", &key(&i.to_string())).is_some())
-            .collect();
-        assert_eq!(kept, [false, false, false, true, true]);
-        assert!(store.get("other", &key("o")).is_some());
-        assert_eq!(store.prune("missing-kind", 1), 0);
-    }
-
-    #[test]
-    fn round_trip_and_layout() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("c")).unwrap();
-        let k = key("a");
-        assert_eq!(store.get("blob", &k), None);
-        store.put("blob", &k, b"hello").unwrap();
-        assert_eq!(store.get("blob", &k).as_deref(), Some(&b"hello"[..]));
-        let hex = k.hex();
-        let path = dir.path().join("c/blob").join(&hex[..2]).join(&hex[2..]);
-        assert_eq!(fs::metadata(&path).unwrap().len(), HEADER_LEN as u64 + 5);
-        store
-            .put_value("val", &k, &(1u32, "x".to_string()))
-            .unwrap();
-        assert_eq!(
-            store.get_value::<(u32, String)>("val", &k),
-            Some((1, "x".to_string()))
-        );
-        let stats = store.stats().unwrap();
-        assert_eq!(stats.entries, 2);
-        assert_eq!(stats.kinds.len(), 2);
-        assert_eq!(stats.kinds[0].kind, "blob");
-        assert!(dir.path().join("c/CACHEDIR.TAG").exists());
-        let removed = store.clear().unwrap();
-        assert_eq!(removed.entries, 2);
-        assert_eq!(store.stats().unwrap().entries, 0);
-        assert_eq!(store.get("blob", &k), None);
-    }
-
-    #[test]
-    fn keys_depend_on_every_component() {
-        let a = KeyBuilder::new("k").str("ab").str("c").finish();
-        let b = KeyBuilder::new("k").str("a").str("bc").finish();
-        let c = KeyBuilder::new("j").str("ab").str("c").finish();
-        let d = KeyBuilder::with_versions("k", "0.0.0-other", b"")
-            .str("ab")
-            .str("c")
-            .finish();
-        assert!(a != b && a != c && a != d);
-        assert_eq!(a, KeyBuilder::new("k").str("ab").str("c").finish());
-        assert_eq!(a.hex().len(), 64);
-    }
-
-    #[test]
-    fn corruption_is_detected() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let k = key("b");
-        let payload = vec![7u8; 100];
-        type Damage = Box<dyn Fn(&mut Vec<u8>)>;
-        let cases: Vec<(Damage, Corruption)> = vec![
-            (Box::new(|f| f[HEADER_LEN + 3] ^= 1), Corruption::Checksum),
-            (
-                Box::new(|f| f.truncate(HEADER_LEN + 50)),
-                Corruption::Length {
-                    header: 100,
-                    actual: 50,
-                },
-            ),
-            (Box::new(|f| f.truncate(10)), Corruption::Truncated(10)),
-            (Box::new(|f| f[0] = b'X'), Corruption::BadMagic),
-            (
-                Box::new(|f| f[4] = 99),
-                Corruption::Version {
-                    found: 99,
-                    expected: FORMAT_VERSION,
-                },
-            ),
-            (Box::new(|f| f[20] ^= 0xff), Corruption::KeyMismatch),
-        ];
-        for (i, (damage, expected)) in cases.into_iter().enumerate() {
-            store.put("blob", &k, &payload).unwrap();
-            let path = store.entry_path("blob", &k);
-            let mut file = fs::read(&path).unwrap();
-            damage(&mut file);
-            fs::write(&path, &file).unwrap();
-            assert_eq!(store.read("blob", &k), Err(expected));
-            assert_eq!(store.get("blob", &k), None);
-            assert!(!path.exists(), "a corrupt entry is deleted");
-            assert_eq!(store.corrupt_entries(), 1, "reported once per entry ({i})");
-        }
-        // An entry that verifies but does not decode as the requested type.
-        store.put("val", &k, &[0xff; 3]).unwrap();
-        assert_eq!(store.get_value::<String>("val", &k), None);
-        assert_eq!(store.corrupt_entries(), 2);
-    }
-
-    #[test]
-    fn refuses_foreign_directories() {
-        let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-        assert!(Store::open(dir.path()).is_err());
-        let file = dir.path().join("notes.txt");
-        assert!(Store::open(&file).is_err());
-        assert!(Store::open(dir.path().join("new")).is_ok());
-        assert!(
-            Store::open(dir.path().join("new")).is_ok(),
-            "reopening is fine"
-        );
-    }
-
-    #[test]
-    fn concurrent_writers_of_one_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let keys: Vec<Key> = (0..20).map(|i| key(&i.to_string())).collect();
-        std::thread::scope(|s| {
-            for _ in 0..4 {
-                s.spawn(|| {
-                    for (i, k) in keys.iter().enumerate() {
-                        store.put("blob", k, &vec![i as u8; 10_000]).unwrap();
-                        let got = store.get("blob", k).unwrap();
-                        assert_eq!(got, vec![i as u8; 10_000]);
-                    }
-                });
-            }
-        });
-        assert_eq!(store.corrupt_entries(), 0);
-        let stats = store.stats().unwrap();
-        assert_eq!((stats.entries, stats.temp_files), (20, 0));
-    }
-}
+mod tests;

@@ -17,17 +17,23 @@
 //! make the same summary give their callers the same input.
 //!
 //! One entry per collapsed SCC (kind `summary-steps`, keyed by the context and the SCC's
-//! smallest function) holds the steps of its latest fixpoint and the summaries they made: the
-//! kernel's fixpoint has ~120,000 steps, and an entry of its own per step cost the cold run
-//! ~15 s of creating files. A re-run reads it whole, replays every step the edit does not reach,
-//! decodes a summary only when an analysed step reads it or the fixpoint ends, and writes the
-//! entry again with the steps of its own fixpoint.
+//! smallest function) holds the steps of its latest fixpoint and where the summaries they made
+//! are: the kernel's fixpoint has ~120,000 steps, and an entry of its own per step cost the cold
+//! run ~15 s of creating files. The summaries are packed into entries of kind
+//! `summary-step-pack` (each keyed by its content), which are never rewritten: a run that makes
+//! new summaries writes them to a pack of its own and refers to the older packs for the rest.
+//! So a re-run reads the small steps entry, replays every step the edit does not reach, reads a
+//! summary (a range of its pack, checked against its digest) only when an analysed step reads
+//! it or the fixpoint ends, and writes the steps entry and a pack of what it made — not the
+//! 360 MB of the kernel's summaries again. A pack whose summaries are less than half still
+//! referred to is compacted into the new one and removed, so at most half of the packs' bytes
+//! are dead.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use serde_bytes::ByteBuf;
 
 use super::{LocForm, SummaryCache};
 use crate::cache::{Key, KeyBuilder};
@@ -39,14 +45,29 @@ use crate::summary::{SccSteps, SharedSets, Summary};
 /// The steps of collapsed SCCs' fixpoints, one entry per SCC ([`StoredSteps`]).
 const STEPS: &str = "summary-steps";
 
+/// Summaries made by steps, one after the other, each encoded on its own ([`Packed`]).
+const PACKS: &str = "summary-step-pack";
+
 /// What a step did: `None` nothing, `Some(d)` made the summary with digest `d`.
 type Outcome = Option<Digest>;
 
-/// An SCC's entry: its steps by name, sorted, and the summaries they made by digest, sorted.
+/// An SCC's entry: its steps by name, sorted, the summaries they made by digest, sorted, and
+/// the packs those are in.
 #[derive(Serialize, Deserialize, Default)]
 struct StoredSteps {
     steps: Vec<(Digest, Outcome)>,
-    made: Vec<(Digest, ByteBuf)>,
+    made: Vec<(Digest, Packed)>,
+    /// Each pack's key and length.
+    packs: Vec<(Digest, u64)>,
+}
+
+/// Where a summary is: `len` bytes from `start` of pack `pack` (an index into
+/// [`StoredSteps::packs`]).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug)]
+struct Packed {
+    pack: u32,
+    start: u64,
+    len: u64,
 }
 
 /// The steps of one collapsed SCC's fixpoint: those of the latest stored fixpoint, and those of
@@ -55,9 +76,11 @@ pub(super) struct Steps<'c, 'a> {
     cache: &'c SummaryCache<'a>,
     key: Key,
     stored: StoredSteps,
-    /// This fixpoint's steps, and the summaries they made that the stored entry does not hold.
+    /// This fixpoint's steps, and the summaries they made that no readable pack holds.
     steps: Mutex<FxHashMap<Digest, Outcome>>,
     made: Mutex<FxHashMap<Digest, Vec<u8>>>,
+    /// Per stored pack: a range of it could not be read (it is not referred to again).
+    lost: Vec<AtomicBool>,
 }
 
 impl SummaryCache<'_> {
@@ -68,23 +91,135 @@ impl SummaryCache<'_> {
             .key(&self.context)
             .u64(first.0.into())
             .finish();
-        let stored = self.store.get_value::<StoredSteps>(STEPS, &key);
+        let stored: StoredSteps = self.store.get_value(STEPS, &key).unwrap_or_default();
         Some(Steps {
             cache: self,
             key,
-            stored: stored.unwrap_or_default(),
+            lost: stored
+                .packs
+                .iter()
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+            stored,
             steps: Mutex::default(),
             made: Mutex::default(),
         })
     }
 }
 
+/// The digest of a summary made by a step: the hash of its portable form.
+fn made_digest(bytes: &[u8]) -> Digest {
+    KeyBuilder::new("summary step content")
+        .bytes(bytes)
+        .finish()
+        .0
+}
+
 impl Steps<'_, '_> {
-    fn stored_made(&self, digest: &Digest) -> Option<&[u8]> {
+    /// Where the stored summary with `digest` is, unless its pack was found lost.
+    fn stored_made(&self, digest: &Digest) -> Option<Packed> {
         let made = &self.stored.made;
-        let i = made.binary_search_by(|(d, _)| d.cmp(digest)).ok()?;
-        Some(&made[i].1)
+        let packed = made[made.binary_search_by(|(d, _)| d.cmp(digest)).ok()?].1;
+        (!self.lost[packed.pack as usize].load(Ordering::Relaxed)).then_some(packed)
     }
+
+    /// The bytes of a stored summary, checked against its digest; a pack that fails is lost.
+    fn read_made(&self, digest: &Digest, at: Packed) -> Option<Vec<u8>> {
+        let pack = Key(self.stored.packs[at.pack as usize].0);
+        let bytes = match self.cache.store.read_range(PACKS, &pack, at.start, at.len) {
+            Ok(Some(bytes)) if made_digest(&bytes) == *digest => Some(bytes),
+            _ => None,
+        };
+        if bytes.is_none() {
+            self.lost[at.pack as usize].store(true, Ordering::Relaxed);
+        }
+        bytes
+    }
+
+    /// What to write for this fixpoint ([`NextEntry`]).
+    fn entry(&self) -> NextEntry {
+        let mut steps: Vec<(Digest, Outcome)> = lock(&self.steps).drain().collect();
+        steps.sort_unstable();
+        let mut new = lock(&self.made);
+        // A step whose summary is lost (its pack failed and this fixpoint did not make it
+        // again) is not kept: replaying it would only fail to load.
+        steps.retain(|(_, out)| {
+            out.is_none_or(|d| new.contains_key(&d) || self.stored_made(&d).is_some())
+        });
+        let mut digests: Vec<Digest> = steps.iter().filter_map(|s| s.1).collect();
+        digests.sort_unstable();
+        digests.dedup();
+        // A stored pack is kept if at least half of it is still referred to.
+        let mut live = vec![0u64; self.stored.packs.len()];
+        for d in &digests {
+            if let Some(at) = self.stored_made(d).filter(|_| !new.contains_key(d)) {
+                live[at.pack as usize] += at.len;
+            }
+        }
+        let kept: Vec<bool> = (self.stored.packs.iter().zip(&live))
+            .map(|(&(_, len), &live)| live > 0 && 2 * live >= len)
+            .collect();
+        let mut packs: Vec<(Digest, u64)> = Vec::new();
+        let mut renumbered: Vec<Option<u32>> = vec![None; kept.len()];
+        for (i, _) in kept.iter().enumerate().filter(|(_, &k)| k) {
+            renumbered[i] = Some(packs.len() as u32);
+            packs.push(self.stored.packs[i]);
+        }
+        let fresh = packs.len() as u32;
+        let mut pack = Vec::new();
+        let mut made = Vec::with_capacity(digests.len());
+        for d in digests {
+            let stored = self.stored_made(&d);
+            if let Some(at) = stored.filter(|at| kept[at.pack as usize]) {
+                let pack = renumbered[at.pack as usize].unwrap_or(fresh);
+                made.push((d, Packed { pack, ..at }));
+                continue;
+            }
+            let bytes = match new.remove(&d) {
+                Some(b) => b,
+                None => match stored.and_then(|at| self.read_made(&d, at)) {
+                    Some(b) => b,
+                    // Lost while compacting: the steps that made it are dropped below.
+                    None => continue,
+                },
+            };
+            let at = Packed {
+                pack: fresh,
+                start: pack.len() as u64,
+                len: bytes.len() as u64,
+            };
+            pack.extend_from_slice(&bytes);
+            made.push((d, at));
+        }
+        steps.retain(|(_, out)| out.is_none_or(|d| made.binary_search_by(|m| m.0.cmp(&d)).is_ok()));
+        let pack = (!pack.is_empty()).then(|| (pack_key(&pack), pack));
+        if let Some((key, bytes)) = &pack {
+            packs.push((key.0, bytes.len() as u64));
+        }
+        // (A lost pack made again has the key of the new one.)
+        let dropped = (self.stored.packs.iter().zip(&kept))
+            .filter(|&(&(key, _), &k)| !k && pack.as_ref().is_none_or(|p| p.0 .0 != key))
+            .map(|(&(key, _), _)| Key(key))
+            .collect();
+        NextEntry {
+            entry: StoredSteps { steps, made, packs },
+            pack,
+            dropped,
+        }
+    }
+}
+
+/// What a fixpoint leaves: the entry of its steps; a new pack (key and content) with the
+/// summaries they made that are not in a pack the entry keeps; the packs no longer referred to.
+struct NextEntry {
+    entry: StoredSteps,
+    pack: Option<(Key, Vec<u8>)>,
+    dropped: Vec<Key>,
+}
+
+/// The key of a pack: its content's hash.
+fn pack_key(pack: &[u8]) -> Key {
+    KeyBuilder::new(PACKS).bytes(pack).finish()
 }
 
 impl SccSteps for Steps<'_, '_> {
@@ -128,11 +263,13 @@ impl SccSteps for Steps<'_, '_> {
         // One this fixpoint made (rare: most are stored) is copied out, so that decoding runs
         // without the lock.
         let made = lock(&self.made).get(digest).cloned();
-        let bytes = match &made {
-            Some(bytes) => bytes.as_slice(),
-            None => self.stored_made(digest)?,
+        let bytes = match made {
+            Some(bytes) => bytes,
+            None => self.read_made(digest, self.stored_made(digest)?)?,
         };
-        self.cache.decode_as(f, bytes, sets, LocForm::Relative).ok()
+        self.cache
+            .decode_as(f, &bytes, sets, LocForm::Relative)
+            .ok()
     }
 
     fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
@@ -145,10 +282,7 @@ impl SccSteps for Steps<'_, '_> {
             // names what it made.
             return Some(KeyBuilder::new("unportable step").bytes(input).finish().0);
         };
-        let digest = KeyBuilder::new("summary step content")
-            .bytes(&bytes)
-            .finish()
-            .0;
+        let digest = made_digest(&bytes);
         if self.stored_made(&digest).is_none() {
             lock(&self.made).insert(digest, bytes);
         }
@@ -157,25 +291,23 @@ impl SccSteps for Steps<'_, '_> {
     }
 
     fn finish(&self) {
-        let mut steps: Vec<(Digest, Outcome)> = lock(&self.steps).drain().collect();
-        steps.sort_unstable();
-        let mut new = lock(&self.made);
-        let mut made: Vec<(Digest, ByteBuf)> = Vec::new();
-        let mut digests: Vec<Digest> = steps.iter().filter_map(|s| s.1).collect();
-        digests.sort_unstable();
-        digests.dedup();
-        for d in digests {
-            let bytes = match new.remove(&d) {
-                Some(b) => b,
-                None => match self.stored_made(&d) {
-                    Some(b) => b.to_vec(),
-                    None => continue,
-                },
-            };
-            made.push((d, ByteBuf::from(bytes)));
+        let NextEntry {
+            entry,
+            pack,
+            dropped,
+        } = self.entry();
+        let store = &self.cache.store;
+        if let Some((key, bytes)) = pack {
+            if !store.put_or_warn(PACKS, &key, &bytes) {
+                return;
+            }
         }
-        let entry = StoredSteps { steps, made };
-        self.cache.store.put_value_or_warn(STEPS, &self.key, &entry);
+        // The packs the entry no longer refers to go once it is written.
+        if store.put_value_or_warn(STEPS, &self.key, &entry) {
+            for key in dropped {
+                store.remove(PACKS, &key);
+            }
+        }
     }
 }
 
