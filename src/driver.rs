@@ -226,7 +226,7 @@ fn read_unit(
     };
     let probed = options.probed.get(i).copied().flatten();
     let stored = probed.zip(options.cache).and_then(|(p, store)| {
-        let unit = load_stored(store, &p.key, names, skip)?;
+        let unit = load_stored(store, &p.key, names, skip, options.list_functions)?;
         Some((unit, p))
     });
     if let Some((out, p)) = stored {
@@ -274,7 +274,9 @@ fn read_unit(
     let cached = options
         .cache
         .zip(report.key.as_ref())
-        .and_then(|(store, key)| lower_cached(store, key, &report.tu, &text, names));
+        .and_then(|(store, key)| {
+            lower_cached(store, key, &report.tu, &text, names, options.list_functions)
+        });
     let (out, from_cache) = match cached {
         Some(c) => c,
         None => {
@@ -319,9 +321,15 @@ fn link_unit(
 
 /// The unit stored under `key` without its definitions `skip`, if it is there and decodes (a
 /// corrupt entry is invalidated).
-fn load_stored(store: &Store, key: &Key, names: &Names, skip: &[u32]) -> Option<LoadedUnit> {
+fn load_stored(
+    store: &Store,
+    key: &Key,
+    names: &Names,
+    skip: &[u32],
+    list_functions: bool,
+) -> Option<LoadedUnit> {
     let cached = store.get_value::<CachedUnit>(tu::KIND, key)?;
-    match cached.into_program(names, skip) {
+    match cached.into_program(names, skip, list_functions) {
         Ok(unit) => Some(unit),
         Err(e) => {
             store.invalidate(tu::KIND, key, &Corruption::Decode(format!("{e:#}")));
@@ -339,8 +347,9 @@ fn lower_cached(
     tu: &str,
     text: &str,
     names: &Names,
+    list_functions: bool,
 ) -> Option<(LoadedUnit, bool)> {
-    if let Some(unit) = load_stored(store, key, names, &[]) {
+    if let Some(unit) = load_stored(store, key, names, &[], list_functions) {
         return Some((unit, true));
     }
     let own = Names::new();
@@ -352,7 +361,7 @@ fn lower_cached(
     store.put_value_or_warn(tu::KIND, key, &cached);
     store.put_value_or_warn(tu::COPIES_KIND, key, &cached.copies());
     cached
-        .into_program(names, &[])
+        .into_program(names, &[], list_functions)
         .ok()
         .map(|unit| (unit, false))
 }

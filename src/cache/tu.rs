@@ -25,7 +25,7 @@ use super::store::{Key, KeyBuilder};
 use crate::frontend::linemap::Location;
 use crate::frontend::lower::LowerOutput;
 use crate::frontend::{Diagnostic, FunctionInfo};
-use crate::ir::names::Names;
+use crate::ir::names::{Names, StringTable};
 use crate::ir::rename::{rename_unit, InternOnUse, NameMap};
 use crate::ir::{Function, Linkage, Name, UnitIr};
 use crate::link::SkippedCopy;
@@ -85,8 +85,8 @@ impl From<CachedLocation> for Location {
 /// Everything the driver reports about a unit, with the unit's IR under its own names.
 #[derive(Serialize, Deserialize)]
 pub struct CachedUnit {
-    /// The unit's interner: `Name(i)` in `unit` is `names[i]`.
-    names: Vec<String>,
+    /// The unit's interner: `Name(i)` in `unit` is `names.get(i)`.
+    names: StringTable,
     /// The unit's IR without its function definitions (`unit.functions` is empty;
     /// `unit.function_hashes` is not).
     unit: UnitIr,
@@ -101,9 +101,14 @@ pub struct CachedUnit {
     function_definitions: usize,
     /// Syntax errors (one per skipped declaration), in order.
     parse_errors: Vec<(CachedLocation, String)>,
-    /// File-scope function definitions, in order.
-    functions: Vec<(String, CachedLocation)>,
+    /// File-scope function definitions, in order ([`Listed`], encoded: decoded only when asked
+    /// for — `relay parse --list-functions` —, a kernel unit lists thousands).
+    #[serde(with = "serde_bytes")]
+    functions: Vec<u8>,
 }
+
+/// What [`CachedUnit::functions`] encodes.
+type Listed = Vec<(String, CachedLocation)>;
 
 /// A unit ready for the linker: its IR under the program's names.
 pub struct LoadedUnit {
@@ -133,7 +138,7 @@ impl CachedUnit {
         }
         CachedUnit {
             names: (0..names.len())
-                .map(|i| names.get(Name(i as u32)).to_string())
+                .map(|i| names.get(Name(i as u32)))
                 .collect(),
             unit,
             heads,
@@ -146,10 +151,13 @@ impl CachedUnit {
                 .into_iter()
                 .map(|d| (d.location.into(), d.message))
                 .collect(),
-            functions: functions
-                .into_iter()
-                .map(|f| (f.name, f.location.into()))
-                .collect(),
+            functions: super::store::encode(
+                &functions
+                    .into_iter()
+                    .map(|f| (f.name, f.location.into()))
+                    .collect::<Listed>(),
+            )
+            .expect("a function list encodes"),
         }
     }
 
@@ -171,9 +179,15 @@ impl CachedUnit {
     }
 
     /// The unit under the program's `names`, without the definitions at the (ascending)
-    /// indices `skip`. Fails only on an entry that does not describe a unit (a name out of
-    /// range, a type table that is not hash-consed, a body that does not decode).
-    pub fn into_program(self, names: &Names, skip: &[u32]) -> Result<LoadedUnit> {
+    /// indices `skip`, with its function list if `list_functions`. Fails only on an entry that
+    /// does not describe a unit (a name out of range, a type table that is not hash-consed, a
+    /// body or the function list that does not decode).
+    pub fn into_program(
+        self,
+        names: &Names,
+        skip: &[u32],
+        list_functions: bool,
+    ) -> Result<LoadedUnit> {
         let mut unit = self.unit;
         let (functions, function_hashes, skipped) = decode_bodies(
             &self.heads,
@@ -207,14 +221,16 @@ impl CachedUnit {
                     message,
                 })
                 .collect(),
-            functions: self
-                .functions
-                .into_iter()
-                .map(|(name, location)| FunctionInfo {
-                    name,
-                    location: location.into(),
-                })
-                .collect(),
+            functions: match list_functions {
+                true => super::store::decode::<Listed>(&self.functions)?
+                    .into_iter()
+                    .map(|(name, location)| FunctionInfo {
+                        name,
+                        location: location.into(),
+                    })
+                    .collect(),
+                false => Vec::new(),
+            },
         })
     }
 }

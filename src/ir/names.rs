@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
+use serde::{Deserialize, Serialize};
 
 use super::Name;
 
@@ -67,6 +68,44 @@ impl Names {
     }
 }
 
+/// Strings kept as one text and the end of each: how a unit's names are cached (decoding a
+/// `Vec<String>` allocated once per name — tens of thousands per kernel unit, on every run).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StringTable {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl StringTable {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`-th string (`None` out of range, or if the table is not well formed).
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let start = match i {
+            0 => 0,
+            _ => *self.ends.get(i - 1)? as usize,
+        };
+        self.text.get(start..*self.ends.get(i)? as usize)
+    }
+}
+
+impl<'s> FromIterator<&'s str> for StringTable {
+    fn from_iter<I: IntoIterator<Item = &'s str>>(strings: I) -> Self {
+        let mut table = StringTable::default();
+        for s in strings {
+            table.text.push_str(s);
+            table.ends.push(table.text.len() as u32);
+        }
+        table
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +126,18 @@ mod tests {
             assert_eq!(names.get(n), w);
             assert!((n.0 as usize) < 500);
         }
+    }
+
+    #[test]
+    fn a_string_table_gives_back_its_strings() {
+        let table: StringTable = ["f", "", "äb", "x"].into_iter().collect();
+        assert_eq!(table.len(), 4);
+        let back: Vec<Option<&str>> = (0..5).map(|i| table.get(i)).collect();
+        assert_eq!(back, [Some("f"), Some(""), Some("äb"), Some("x"), None]);
+        let broken = StringTable {
+            text: "äb".into(),
+            ends: vec![1, 3],
+        };
+        assert_eq!(broken.get(0), None, "not on a character boundary");
     }
 }

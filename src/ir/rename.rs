@@ -10,7 +10,7 @@ use super::{
     Declared, Expr, FuncRef, Function, Global, GlobalKind, Local, Lval, Name, Offset, TypeId,
     TypeTable, UnitIr,
 };
-use crate::ir::names::Names;
+use crate::ir::names::{Names, StringTable};
 
 /// Where a [`Renamer`] finds each name's new id.
 pub trait NameMap {
@@ -31,13 +31,13 @@ impl NameMap for &[Name] {
 /// Old names as strings, interned into `names` the first time each is met: a cached unit's
 /// names that only its skipped definitions use are never interned.
 pub struct InternOnUse<'a> {
-    strings: &'a [String],
+    strings: &'a StringTable,
     names: &'a Names,
     map: Vec<Name>,
 }
 
 impl<'a> InternOnUse<'a> {
-    pub fn new(strings: &'a [String], names: &'a Names) -> Self {
+    pub fn new(strings: &'a StringTable, names: &'a Names) -> Self {
         InternOnUse {
             strings,
             names,
@@ -51,7 +51,7 @@ impl NameMap for InternOnUse<'_> {
         let i = old.0 as usize;
         let slot = self.map.get_mut(i)?;
         if *slot == UNMAPPED {
-            *slot = self.names.intern(&self.strings[i]);
+            *slot = self.names.intern(self.strings.get(i)?);
         }
         Some(*slot)
     }
