@@ -288,14 +288,24 @@ fn corrupt_summary_entries_are_recomputed() {
     // Recomputed and stored again: the next run reuses everything.
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
     assert_eq!(analysed(&s), 0);
-    // Without its SCC entries (the index of the summaries) the cache has nothing to reuse.
+    // The SCCs' entries (the index of the summaries) are read from the run's pack of them,
+    // or, without it, one by one; without both the cache has nothing to reuse.
     let meta = cache.path().join("summary-meta");
+    let pack = cache.path().join("summary-meta-pack");
     let n = walk(&meta).len();
     assert_eq!(n, stored);
+    assert_eq!(walk(&pack).len(), 1);
     std::fs::remove_dir_all(&meta).unwrap();
+    let (_, s) = run_edit(dir.path(), &store, PROGRAM);
+    assert_eq!(analysed(&s), 0, "from the pack");
+    std::fs::remove_dir_all(&pack).unwrap();
     let (_, s) = run_edit(dir.path(), &store, PROGRAM);
     assert_eq!(analysed(&s), s.schedule.stats.sccs_analyzed);
     assert_eq!(walk(&meta).len(), n);
+    std::fs::remove_dir_all(&pack).unwrap();
+    let (_, s) = run_edit(dir.path(), &store, PROGRAM);
+    assert_eq!(analysed(&s), 0, "from the entries");
+    assert_eq!(walk(&pack).len(), 1, "and packed again");
 }
 
 #[test]

@@ -295,6 +295,9 @@ fn summarize_inner(
             },
         );
     if let Some((sccs, found)) = saved.as_ref().filter(|(_, f)| f.run.is_some()) {
+        if let Some(c) = &cache {
+            c.save_metas();
+        }
         let times =
             StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(found.seconds);
         let sccs = *sccs;
@@ -493,11 +496,13 @@ impl SummaryRun<'_> {
             let sets_needed = lookup.map(|_| -> summary::SetsNeeded<'_> { Box::new(look) });
             let mut sums = self.compute(Some(&c), sets_needed);
             if found.as_ref().is_some_and(|f| f.run.is_some()) {
+                c.save_metas();
                 return (sums, found, Some(c.stats()));
             }
             let beat = Heartbeat::start(self.options.schedule.progress, "loading summaries");
             sums.load_stored(&c);
             drop(beat);
+            c.save_metas();
             if c.lost() == 0 {
                 return (sums, found, Some(c.stats()));
             }

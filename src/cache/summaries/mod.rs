@@ -33,6 +33,7 @@
 //! A collapsed SCC also keeps the steps of its latest fixpoint, so that a re-run replays those
 //! an edit does not reach ([`steps`]).
 
+mod metas;
 mod steps;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -132,6 +133,8 @@ pub struct SummaryCache<'a> {
     own_locs: Vec<OnceLock<Vec<Loc>>>,
     /// Per SCC: its key, once reused (a lost summary invalidates its SCC's entry).
     reused_keys: Vec<OnceLock<Key>>,
+    /// The SCCs' entries, packed ([`metas`]).
+    metas: metas::Metas,
     reused: AtomicUsize,
     stored: AtomicUsize,
     loaded: AtomicUsize,
@@ -195,6 +198,7 @@ impl<'a> SummaryCache<'a> {
             content: unset(program.functions.len()),
             own_locs: unset(program.functions.len()),
             reused_keys: unset(cg.sccs.len()),
+            metas: metas::Metas::new(cg.sccs.len()),
             reused: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             loaded: AtomicUsize::new(0),
@@ -311,16 +315,17 @@ impl<'a> SummaryCache<'a> {
     pub fn stored_program_key(&self) -> Option<(Key, Vec<FuncId>)> {
         let mut content: Vec<Option<Key>> = vec![None; self.content.len()];
         let mut constructors = Vec::new();
-        for scc in &self.cg.sccs {
+        for (i, scc) in self.cg.sccs.iter().enumerate() {
             if !scc.functions.iter().any(|f| self.cg.defined[f.index()]) {
                 continue;
             }
             let key = self.key_with(scc, &|g| content[g.index()]);
-            let stored = self.store.get_value::<Vec<StoredFunction>>(META, &key)?;
+            let stored = self.metas.get(self.store, &self.context, &key)?;
             if stored.len() != scc.functions.len() {
                 return None;
             }
-            for (&f, s) in scc.functions.iter().zip(stored) {
+            self.metas.record(i, key, stored.clone(), false);
+            for (&f, s) in scc.functions.iter().zip(stored.iter()) {
                 content[f.index()] = Some(Key(s.content));
                 if s.facts.as_ref().is_some_and(|x| x.returns_fresh) {
                     constructors.push(f);
@@ -331,6 +336,12 @@ impl<'a> SummaryCache<'a> {
         }
         constructors.sort_unstable();
         Some((self.program_key_with(&|f| content[f.index()]), constructors))
+    }
+
+    /// Writes the SCCs' entries of this run as one pack, for the next run ([`metas`]). Call
+    /// after the schedule (or [`SummaryCache::stored_program_key`]) has run.
+    pub fn save_metas(&self) {
+        self.metas.save(self.store, &self.context);
     }
 
     /// [`fingerprint::site_objects`] over the own locations recorded so far (every function's,
@@ -522,12 +533,11 @@ impl<'a> SummaryCache<'a> {
     /// that repeats this one analyses the SCC again.
     fn lose(&self, f: FuncId) {
         self.lost.fetch_add(1, Ordering::Relaxed);
-        let key = self
-            .cg
-            .scc_of
-            .get(f.index())
-            .and_then(|s| self.reused_keys[s.index()].get());
-        if let Some(key) = key {
+        let scc = self.cg.scc_of.get(f.index());
+        if let Some(scc) = scc {
+            self.metas.lose(scc.index());
+        }
+        if let Some(key) = scc.and_then(|s| self.reused_keys[s.index()].get()) {
             let _ = std::fs::remove_file(self.store.entry_path(META, key));
         }
     }
@@ -571,7 +581,7 @@ fn none_key(scc: &Key) -> Key {
 impl SummaryStore for SummaryCache<'_> {
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<SummaryFacts>>> {
         let key = self.key(scc);
-        let stored = self.store.get_value::<Vec<StoredFunction>>(META, &key)?;
+        let stored = self.metas.get(self.store, &self.context, &key)?;
         if stored.len() != scc.functions.len() {
             return None;
         }
@@ -586,7 +596,7 @@ impl SummaryStore for SummaryCache<'_> {
         let locs: Vec<Vec<Loc>> = scc
             .functions
             .iter()
-            .zip(&stored)
+            .zip(stored.iter())
             .map(|(&f, s)| s.locs.iter().map(|&l| self.absolute_loc(l, f)).collect())
             .collect::<Option<_>>()?;
         if let Some(id) = scc
@@ -595,12 +605,13 @@ impl SummaryStore for SummaryCache<'_> {
             .and_then(|f| self.cg.scc_of.get(f.index()))
         {
             let _ = self.reused_keys[id.index()].set(key);
+            self.metas.record(id.index(), key, stored.clone(), false);
         }
         let mut facts = Vec::with_capacity(stored.len());
-        for ((&f, s), locs) in scc.functions.iter().zip(stored).zip(locs) {
+        for ((&f, s), locs) in scc.functions.iter().zip(stored.iter()).zip(locs) {
             let _ = self.own_locs[f.index()].set(locs);
             self.set_content(f, Key(s.content));
-            facts.push(s.facts);
+            facts.push(s.facts.clone());
         }
         self.reused.fetch_add(1, Ordering::Relaxed);
         Some(facts)
@@ -688,6 +699,13 @@ impl SummaryStore for SummaryCache<'_> {
             });
         }
         self.store.put_value_or_warn(META, &key, &entry);
+        if let Some(id) = scc
+            .functions
+            .first()
+            .and_then(|f| self.cg.scc_of.get(f.index()))
+        {
+            self.metas.record(id.index(), key, entry.into(), true);
+        }
         self.stored.fetch_add(1, Ordering::Relaxed);
     }
 }
