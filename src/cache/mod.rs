@@ -8,8 +8,10 @@
 //! Kinds of entry:
 //! - `tu` ([`tu`]): one translation unit parsed and lowered to IR, with its syntax errors and
 //!   file-scope function list, keyed by its name and preprocessed text.
-//! - `summary` ([`summaries`]): the summaries of one call-graph SCC, keyed by the SCC's bodies,
-//!   its callees' summaries and the analysis context ([`fingerprint`]).
+//! - `summary`, `summary-meta` and their packs `summary-meta-pack`, `summary-steps` and
+//!   `summary-step-pack` ([`summaries`]): the summaries of each call-graph SCC, keyed by the
+//!   SCC's bodies, its callees' summaries and the analysis context ([`fingerprint`]), and the
+//!   steps of collapsed SCCs' fixpoints.
 //! - `findings` and `run` ([`findings`]): the warnings of an analysis before filters, keyed by
 //!   everything the analysis depended on but where lines are ([`relocate`]), and which of them
 //!   the latest run saved.

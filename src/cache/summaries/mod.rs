@@ -30,8 +30,9 @@
 //! changes the layout. A summary naming a location that is not among its function's own
 //! locations is not stored (counted as unportable).
 //!
-//! A collapsed SCC also keeps the steps of its latest fixpoint, so that a re-run replays those
-//! an edit does not reach ([`steps`]).
+//! A run's SCC entries are also packed into one, which the next run reads once instead of
+//! an entry per SCC ([`metas`]). A collapsed SCC also keeps the steps of its latest fixpoint,
+//! so that a re-run replays those an edit does not reach ([`steps`]).
 
 mod metas;
 mod steps;
