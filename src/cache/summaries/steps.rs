@@ -136,6 +136,20 @@ impl Steps<'_, '_> {
         bytes
     }
 
+    /// Per stored pack: whether the next entry keeps referring to it — at least half of its
+    /// bytes are summaries in `digests` that `new` does not hold.
+    fn kept_packs(&self, digests: &[Digest], new: &FxHashMap<Digest, Vec<u8>>) -> Vec<bool> {
+        let mut live = vec![0u64; self.stored.packs.len()];
+        for d in digests {
+            if let Some(at) = self.stored_made(d).filter(|_| !new.contains_key(d)) {
+                live[at.pack as usize] += at.len;
+            }
+        }
+        (self.stored.packs.iter().zip(&live))
+            .map(|(&(_, len), &live)| live > 0 && 2 * live >= len)
+            .collect()
+    }
+
     /// What to write for this fixpoint ([`NextEntry`]).
     fn entry(&self) -> NextEntry {
         let mut steps: Vec<(Digest, Outcome)> = lock(&self.steps).drain().collect();
@@ -149,16 +163,7 @@ impl Steps<'_, '_> {
         let mut digests: Vec<Digest> = steps.iter().filter_map(|s| s.1).collect();
         digests.sort_unstable();
         digests.dedup();
-        // A stored pack is kept if at least half of it is still referred to.
-        let mut live = vec![0u64; self.stored.packs.len()];
-        for d in &digests {
-            if let Some(at) = self.stored_made(d).filter(|_| !new.contains_key(d)) {
-                live[at.pack as usize] += at.len;
-            }
-        }
-        let kept: Vec<bool> = (self.stored.packs.iter().zip(&live))
-            .map(|(&(_, len), &live)| live > 0 && 2 * live >= len)
-            .collect();
+        let kept = self.kept_packs(&digests, &new);
         let mut packs: Vec<(Digest, u64)> = Vec::new();
         let mut renumbered: Vec<Option<u32>> = vec![None; kept.len()];
         for (i, _) in kept.iter().enumerate().filter(|(_, &k)| k) {
