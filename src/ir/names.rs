@@ -70,10 +70,34 @@ impl Names {
 
 /// Strings kept as one text and the end of each: how a unit's names are cached (decoding a
 /// `Vec<String>` allocated once per name — tens of thousands per kernel unit, on every run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Serialized as the text and each string's length: lengths are short, where ends grow past
+/// the one-byte integers of the cache's encoding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StringTable {
     text: String,
     ends: Vec<u32>,
+}
+
+impl Serialize for StringTable {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let lens: Vec<u32> = (self.ends.iter())
+            .scan(0, |start, &end| Some(end - std::mem::replace(start, end)))
+            .collect();
+        (&self.text, lens).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StringTable {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (text, lens): (String, Vec<u32>) = Deserialize::deserialize(d)?;
+        let ends = (lens.into_iter())
+            .scan(0u32, |end, len| {
+                *end = end.saturating_add(len);
+                Some(*end)
+            })
+            .collect();
+        Ok(StringTable { text, ends })
+    }
 }
 
 impl StringTable {
@@ -139,5 +163,7 @@ mod tests {
             ends: vec![1, 3],
         };
         assert_eq!(broken.get(0), None, "not on a character boundary");
+        let bytes = bincode::serialize(&table).unwrap();
+        assert_eq!(bincode::deserialize::<StringTable>(&bytes).unwrap(), table);
     }
 }
