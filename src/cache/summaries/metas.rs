@@ -9,7 +9,7 @@
 //! again when anything in it changed: an SCC analysed, read from its own entry, or lost.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 
@@ -28,8 +28,9 @@ pub(super) type SccEntry = Arc<[StoredFunction]>;
 pub(super) struct Metas {
     /// The pack of the context, read on first use.
     packed: OnceLock<FxHashMap<Key, SccEntry>>,
-    /// Per SCC (by index): its key and entry, once this run keyed it.
-    this_run: Vec<OnceLock<(Key, SccEntry)>>,
+    /// Per SCC (by index): its key and entry, once this run keyed it (the latest: an SCC
+    /// found stored may still be analysed, when a summary it names is missing).
+    this_run: Vec<Mutex<Option<(Key, SccEntry)>>>,
     /// Per SCC: a summary of it was lost (its entry is left out of the pack).
     lost: Vec<AtomicBool>,
     /// The pack differs from this run's entries.
@@ -40,7 +41,7 @@ impl Metas {
     pub(super) fn new(sccs: usize) -> Metas {
         Metas {
             packed: OnceLock::new(),
-            this_run: (0..sccs).map(|_| OnceLock::new()).collect(),
+            this_run: (0..sccs).map(|_| Mutex::new(None)).collect(),
             lost: (0..sccs).map(|_| AtomicBool::new(false)).collect(),
             changed: AtomicBool::new(false),
         }
@@ -61,7 +62,7 @@ impl Metas {
     /// run (not read).
     pub(super) fn record(&self, scc: usize, key: Key, entry: SccEntry, analysed: bool) {
         if let Some(slot) = self.this_run.get(scc) {
-            let _ = slot.set((key, entry));
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, entry));
         }
         if analysed {
             self.changed.store(true, Ordering::Relaxed);
@@ -81,15 +82,15 @@ impl Metas {
         if !self.changed.load(Ordering::Relaxed) {
             return;
         }
-        let mut entries: Vec<(&[u8; 32], &[StoredFunction])> = self
-            .this_run
-            .iter()
-            .zip(&self.lost)
+        let mut recorded: Vec<(Key, SccEntry)> = (self.this_run.iter().zip(&self.lost))
             .filter(|(_, lost)| !lost.load(Ordering::Relaxed))
-            .filter_map(|(slot, _)| slot.get())
+            .filter_map(|(slot, _)| slot.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .collect();
+        recorded.sort_unstable_by_key(|(key, _)| key.0);
+        let entries: Vec<(&[u8; 32], &[StoredFunction])> = recorded
+            .iter()
             .map(|(key, entry)| (&key.0, &entry[..]))
             .collect();
-        entries.sort_unstable_by_key(|(key, _)| *key);
         if store.put_value_or_warn(PACK, &pack_key(context), &entries) {
             store.prune(PACK, KEEP_PACKS);
         }

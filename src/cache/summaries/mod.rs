@@ -394,6 +394,12 @@ impl<'a> SummaryCache<'a> {
         })
     }
 
+    /// The index of `scc` in the call graph.
+    fn index_of(&self, scc: &Scc) -> Option<usize> {
+        let f = scc.functions.first()?;
+        self.cg.scc_of.get(f.index()).map(|s| s.index())
+    }
+
     fn function_loc(&self, f: FuncId) -> Option<Loc> {
         Some(self.program.functions.get(f.index())?.body.as_ref()?.loc)
     }
@@ -534,11 +540,11 @@ impl<'a> SummaryCache<'a> {
     /// that repeats this one analyses the SCC again.
     fn lose(&self, f: FuncId) {
         self.lost.fetch_add(1, Ordering::Relaxed);
-        let scc = self.cg.scc_of.get(f.index());
+        let scc = self.cg.scc_of.get(f.index()).map(|s| s.index());
         if let Some(scc) = scc {
-            self.metas.lose(scc.index());
+            self.metas.lose(scc);
         }
-        if let Some(key) = scc.and_then(|s| self.reused_keys[s.index()].get()) {
+        if let Some(key) = scc.and_then(|s| self.reused_keys[s].get()) {
             let _ = std::fs::remove_file(self.store.entry_path(META, key));
         }
     }
@@ -600,13 +606,9 @@ impl SummaryStore for SummaryCache<'_> {
             .zip(stored.iter())
             .map(|(&f, s)| s.locs.iter().map(|&l| self.absolute_loc(l, f)).collect())
             .collect::<Option<_>>()?;
-        if let Some(id) = scc
-            .functions
-            .first()
-            .and_then(|f| self.cg.scc_of.get(f.index()))
-        {
-            let _ = self.reused_keys[id.index()].set(key);
-            self.metas.record(id.index(), key, stored.clone(), false);
+        if let Some(id) = self.index_of(scc) {
+            let _ = self.reused_keys[id].set(key);
+            self.metas.record(id, key, stored.clone(), false);
         }
         let mut facts = Vec::with_capacity(stored.len());
         for ((&f, s), locs) in scc.functions.iter().zip(stored.iter()).zip(locs) {
@@ -700,12 +702,8 @@ impl SummaryStore for SummaryCache<'_> {
             });
         }
         self.store.put_value_or_warn(META, &key, &entry);
-        if let Some(id) = scc
-            .functions
-            .first()
-            .and_then(|f| self.cg.scc_of.get(f.index()))
-        {
-            self.metas.record(id.index(), key, entry.into(), true);
+        if let Some(id) = self.index_of(scc) {
+            self.metas.record(id, key, entry.into(), true);
         }
         self.stored.fetch_add(1, Ordering::Relaxed);
     }
