@@ -33,6 +33,11 @@ pub struct AnalyzeArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
+    /// Hash every preprocessed input to tell whether it changed, even when its file status
+    /// (size, modification and change times, inode) is the one recorded with its key in the
+    /// cache.
+    #[arg(long, conflicts_with = "no_cache")]
+    pub rehash_inputs: bool,
     /// A thread entry besides `main` and the start routines found at thread creations (a
     /// library's API function, a system call); it may run in several threads at once.
     /// Repeatable.
@@ -229,7 +234,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     let inputs = args.input.inputs()?;
     let statuses = store
         .as_ref()
-        .map(|s| FileStatuses::load(s, !args.cache.rehash_inputs));
+        .map(|s| FileStatuses::load(s, !args.rehash_inputs));
     let probed = match (&store, &statuses) {
         (Some(s), Some(statuses)) => crate::driver::probe(&inputs, &pool, s, statuses, !quiet),
         _ => Vec::new(),

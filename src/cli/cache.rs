@@ -21,10 +21,6 @@ pub struct CacheArgs {
     /// Neither read nor write the cache.
     #[arg(long, conflicts_with = "cache")]
     pub no_cache: bool,
-    /// Hash every preprocessed input to tell whether it changed, even when its file status
-    /// (size, modification and change times, inode) is the one recorded with its key.
-    #[arg(long, conflicts_with = "no_cache")]
-    pub rehash_inputs: bool,
 }
 
 impl CacheArgs {
