@@ -152,13 +152,15 @@ impl FileStatuses {
             .push((path, recorded));
     }
 
-    /// Writes the statuses back, when this run recorded new ones (sorted by path).
+    /// Writes the statuses back, when this run recorded new ones (sorted by path), without
+    /// those of files that no longer exist.
     pub fn save(self, store: &Store) {
         let new = self.new.into_inner().unwrap_or_else(|p| p.into_inner());
         if new.is_empty() {
             return;
         }
         let mut all = self.known;
+        all.retain(|path, _| path.exists());
         all.extend(new);
         let mut all: Vec<(PathBuf, Recorded)> = all.into_iter().collect();
         all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -218,6 +220,26 @@ mod tests {
             FileStatuses::load(&store, false).known_key("u.i", &path, &status),
             None
         );
+
+        // A file that is gone is forgotten when the statuses are written again.
+        let gone = dir.path().join("gone.i");
+        write_at(&gone, "int g;\n", then);
+        let run = statuses(&store, later);
+        run.record("gone.i", &gone, FileStatus::of(&gone).unwrap(), key);
+        run.save(&store);
+        assert!(statuses(&store, later).known.contains_key(&absolute(&gone)));
+        std::fs::remove_file(&gone).unwrap();
+        let run = statuses(&store, later);
+        run.record(
+            "u.i",
+            &path,
+            status,
+            KeyBuilder::new("test").str("again").finish(),
+        );
+        run.save(&store);
+        let next = statuses(&store, later);
+        assert!(!next.known.contains_key(&absolute(&gone)));
+        assert_eq!(next.known.len(), 1);
 
         // Same size, same modification time: the change time still tells (one clock tick
         // later at least).
