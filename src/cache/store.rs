@@ -288,24 +288,17 @@ impl Store {
         }
     }
 
-    /// `len` bytes of the entry's payload from `start`, without reading the rest: the header's
+    /// The entry opened for reading ranges of its payload ([`EntryReader`]): its header's
     /// magic, version, key and length are checked, but not its checksum (that needs the whole
-    /// payload), so the caller checks the bytes itself (e.g. against a hash of them it keeps).
-    /// `Ok(None)` when there is no entry.
-    pub fn read_range(
-        &self,
-        kind: &str,
-        key: &Key,
-        start: u64,
-        len: u64,
-    ) -> Result<Option<Vec<u8>>, Corruption> {
+    /// payload), so the caller checks the bytes it reads itself (e.g. against a hash of them it
+    /// keeps). `Ok(None)` when there is no entry.
+    pub fn entry_reader(&self, kind: &str, key: &Key) -> Result<Option<EntryReader>, Corruption> {
         let path = self.entry_path(kind, key);
         let file = match fs::File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Corruption::Unreadable(e.to_string())),
         };
-        let unreadable = |e: std::io::Error| Corruption::Unreadable(e.to_string());
         let size = file.metadata().map_err(unreadable)?.len();
         let payload = size
             .checked_sub(HEADER_LEN as u64)
@@ -313,14 +306,24 @@ impl Store {
         let mut h = [0u8; HEADER_LEN];
         read_at(&file, &mut h, 0).map_err(unreadable)?;
         check_header(&h, key, payload)?;
-        if start.checked_add(len).is_none_or(|end| end > payload) {
-            return Err(Corruption::Unreadable(format!(
-                "{len} bytes from {start} asked of a {payload}-byte payload"
-            )));
-        }
-        let mut bytes = vec![0u8; len as usize];
-        read_at(&file, &mut bytes, HEADER_LEN as u64 + start).map_err(unreadable)?;
-        Ok(Some(bytes))
+        // `pread` does not move the file's position; elsewhere reads take turns.
+        #[cfg(not(unix))]
+        let file = Mutex::new(file);
+        Ok(Some(EntryReader { file, payload }))
+    }
+
+    /// `len` bytes of the entry's payload from `start`, without reading the rest (see
+    /// [`Store::entry_reader`]).
+    pub fn read_range(
+        &self,
+        kind: &str,
+        key: &Key,
+        start: u64,
+        len: u64,
+    ) -> Result<Option<Vec<u8>>, Corruption> {
+        self.entry_reader(kind, key)?
+            .map(|r| r.read(start, len))
+            .transpose()
     }
 
     /// Removes the entry, if it is there (an entry no other entry refers to any more).
@@ -571,6 +574,45 @@ fn check_header(h: &[u8], key: &Key, payload_len: u64) -> Result<(), Corruption>
         return Err(Corruption::KeyMismatch);
     }
     Ok(())
+}
+
+/// An entry open for reading ranges of its payload ([`Store::entry_reader`]); shared by
+/// threads.
+#[derive(Debug)]
+pub struct EntryReader {
+    #[cfg(unix)]
+    file: fs::File,
+    #[cfg(not(unix))]
+    file: Mutex<fs::File>,
+    payload: u64,
+}
+
+impl EntryReader {
+    /// `len` bytes of the payload from `start`.
+    pub fn read(&self, start: u64, len: u64) -> Result<Vec<u8>, Corruption> {
+        if start.checked_add(len).is_none_or(|end| end > self.payload) {
+            return Err(Corruption::Unreadable(format!(
+                "{len} bytes from {start} asked of a {}-byte payload",
+                self.payload
+            )));
+        }
+        let mut bytes = vec![0u8; len as usize];
+        let at = HEADER_LEN as u64 + start;
+        #[cfg(unix)]
+        let read = read_at(&self.file, &mut bytes, at);
+        #[cfg(not(unix))]
+        let read = read_at(
+            &self.file.lock().unwrap_or_else(|p| p.into_inner()),
+            &mut bytes,
+            at,
+        );
+        read.map_err(unreadable)?;
+        Ok(bytes)
+    }
+}
+
+fn unreadable(e: std::io::Error) -> Corruption {
+    Corruption::Unreadable(e.to_string())
 }
 
 /// Fills `buf` from `file` at `offset`.

@@ -197,40 +197,35 @@ impl<A: SccAnalysis> Scope<'_, A> {
                     }
                 }
                 let step = |&p: &usize| -> Step<A::Summary> {
-                    let analyze = || self.analyze_at(p, &|q| read(&current, q));
-                    let changed = |new: &A::Summary| {
-                        read(&current, p).is_none_or(|old| self.analysis.changed(&old, new))
-                    };
-                    let Some(memo) = memo else {
-                        let new = analyze();
-                        return match changed(&new) {
-                            true => Step::Analysed(Some((Arc::new(new), None))),
-                            false => Step::Analysed(None),
-                        };
-                    };
-                    let members: Vec<Option<Digest>> =
-                        graph.succ[p].iter().map(|&q| current[q].digest).collect();
-                    let input = memo.input(funcs[p], current[p].digest.as_ref(), &members);
-                    if let Some(outcome) = replay.then(|| memo.replay(funcs[p], &input)).flatten() {
+                    // The step's name, when steps are memoised; a stored step is replayed.
+                    let input = memo.map(|m| {
+                        let members: Vec<Option<Digest>> =
+                            graph.succ[p].iter().map(|&q| current[q].digest).collect();
+                        (m, m.input(funcs[p], current[p].digest.as_ref(), &members))
+                    });
+                    if let Some(outcome) = input
+                        .filter(|_| replay)
+                        .and_then(|(m, input)| m.replay(funcs[p], &input))
+                    {
                         return Step::Replayed(outcome);
                     }
-                    let new = analyze();
-                    let is_new = changed(&new);
+                    let new = self.analyze_at(p, &|q| read(&current, q));
+                    let is_new =
+                        read(&current, p).is_none_or(|old| self.analysis.changed(&old, &new));
                     if lost.load(Ordering::SeqCst) {
                         // It may have read a summary that was not there: not to be recorded
                         // (the fixpoint is run again anyway).
                         return Step::Analysed(None);
                     }
-                    match is_new {
-                        true => {
-                            let digest = memo.record(funcs[p], &input, Some(&new));
-                            Step::Analysed(Some((Arc::new(new), digest)))
+                    if !is_new {
+                        if let Some((m, input)) = input {
+                            m.record(funcs[p], &input, None);
                         }
-                        false => {
-                            memo.record(funcs[p], &input, None);
-                            Step::Analysed(None)
-                        }
+                        return Step::Analysed(None);
                     }
+                    let digest =
+                        input.and_then(|(m, input)| m.record(funcs[p], &input, Some(&new)));
+                    Step::Analysed(Some((Arc::new(new), digest)))
                 };
                 // Only changed summaries are held until the wave is applied: in later passes
                 // most are not, and a wave of a big SCC holds thousands.

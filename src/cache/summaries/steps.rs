@@ -30,12 +30,13 @@
 //! are dead.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{LocForm, SummaryCache};
+use crate::cache::store::EntryReader;
 use crate::cache::{Key, KeyBuilder};
 use crate::callgraph::Scc;
 use crate::ir::FuncId;
@@ -81,6 +82,8 @@ pub(super) struct Steps<'c, 'a> {
     made: Mutex<FxHashMap<Digest, Vec<u8>>>,
     /// Per stored pack: a range of it could not be read (it is not referred to again).
     lost: Vec<AtomicBool>,
+    /// Per stored pack: opened on first read (`None`: it could not be).
+    readers: Vec<OnceLock<Option<EntryReader>>>,
 }
 
 impl SummaryCache<'_> {
@@ -100,6 +103,7 @@ impl SummaryCache<'_> {
                 .iter()
                 .map(|_| AtomicBool::new(false))
                 .collect(),
+            readers: stored.packs.iter().map(|_| OnceLock::new()).collect(),
             stored,
             steps: Mutex::default(),
             made: Mutex::default(),
@@ -125,9 +129,12 @@ impl Steps<'_, '_> {
 
     /// The bytes of a stored summary, checked against its digest; a pack that fails is lost.
     fn read_made(&self, digest: &Digest, at: Packed) -> Option<Vec<u8>> {
-        let pack = Key(self.stored.packs[at.pack as usize].0);
-        let bytes = match self.cache.store.read_range(PACKS, &pack, at.start, at.len) {
-            Ok(Some(bytes)) if made_digest(&bytes) == *digest => Some(bytes),
+        let reader = self.readers[at.pack as usize].get_or_init(|| {
+            let pack = Key(self.stored.packs[at.pack as usize].0);
+            self.cache.store.entry_reader(PACKS, &pack).ok().flatten()
+        });
+        let bytes = match reader.as_ref().map(|r| r.read(at.start, at.len)) {
+            Some(Ok(bytes)) if made_digest(&bytes) == *digest => Some(bytes),
             _ => None,
         };
         if bytes.is_none() {
