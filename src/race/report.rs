@@ -1,7 +1,8 @@
 //! The report of a run, from the warnings: names, original source locations (the line markers'
 //! file names), call paths from the entries, baseline keys and groups.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
@@ -31,10 +32,7 @@ pub struct ReportBuilder<'a> {
     pub pta: &'a PointsTo,
     pub summaries: &'a Summaries,
     pub entries: &'a [super::ThreadEntry],
-    /// The program lvalues of each class, by representative (built on first use).
-    members: OnceCell<FxHashMap<u32, Vec<Origin>>>,
-    /// The classes pointing to each class, by representative (built on first use).
-    pointers: OnceCell<FxHashMap<u32, Vec<u32>>>,
+    classes: &'a ClassIndex,
     /// [`ReportBuilder::class_name`] by class and depth.
     class_names: RefCell<FxHashMap<(u32, u32), Option<String>>>,
     /// What the report data read besides the analysis's result ([`RenderedFrom`]); the
@@ -42,6 +40,16 @@ pub struct ReportBuilder<'a> {
     named_locs: RefCell<rustc_hash::FxHashSet<Loc>>,
     named_allocs: RefCell<Vec<(crate::ir::FuncId, Loc)>>,
     numbered_classes: std::cell::Cell<bool>,
+}
+
+/// What naming memory reads of the points-to classes, built on first use and shared by the
+/// builders of one report (which build warnings in parallel).
+#[derive(Default)]
+pub struct ClassIndex {
+    /// The program lvalues of each class, by representative.
+    members: OnceLock<FxHashMap<u32, Vec<Origin>>>,
+    /// The classes pointing to each class, by representative.
+    pointers: OnceLock<FxHashMap<u32, Vec<u32>>>,
 }
 
 /// What report data depends on besides the warnings: the locations it names, the allocation
@@ -57,20 +65,37 @@ pub struct RenderedFrom {
     pub numbered_classes: bool,
 }
 
+impl RenderedFrom {
+    /// What the report data of several builders read, together.
+    pub fn union(parts: impl IntoIterator<Item = RenderedFrom>) -> RenderedFrom {
+        let mut all = RenderedFrom::default();
+        for p in parts {
+            all.locs.extend(p.locs);
+            all.allocs.extend(p.allocs);
+            all.numbered_classes |= p.numbered_classes;
+        }
+        all.locs.sort_unstable();
+        all.locs.dedup();
+        all.allocs.sort_unstable();
+        all.allocs.dedup();
+        all
+    }
+}
+
 impl<'a> ReportBuilder<'a> {
     pub fn new(
         program: &'a Program,
         pta: &'a PointsTo,
         summaries: &'a Summaries,
         entries: &'a [super::ThreadEntry],
+        classes: &'a ClassIndex,
     ) -> Self {
         ReportBuilder {
             program,
             pta,
             summaries,
             entries,
-            members: OnceCell::new(),
-            pointers: OnceCell::new(),
+            classes,
             class_names: Default::default(),
             named_locs: Default::default(),
             named_allocs: Default::default(),
@@ -278,7 +303,10 @@ impl<'a> ReportBuilder<'a> {
     }
 
     fn class_name_uncached(&self, c: u32, depth: u32) -> Option<String> {
-        let members = self.members.get_or_init(|| members_by_class(self.pta));
+        let members = self
+            .classes
+            .members
+            .get_or_init(|| members_by_class(self.pta));
         let members = members.get(&c).map_or(&[][..], Vec::as_slice);
         let mut names: Vec<String> = members
             .iter()
@@ -299,7 +327,10 @@ impl<'a> ReportBuilder<'a> {
             return Some(r);
         }
         let depth = depth.checked_sub(1)?;
-        let pointers = self.pointers.get_or_init(|| pointers_by_class(self.pta));
+        let pointers = self
+            .classes
+            .pointers
+            .get_or_init(|| pointers_by_class(self.pta));
         let by = pointers.get(&c).map_or(&[][..], Vec::as_slice);
         by.iter()
             .filter(|&&p| p != c)

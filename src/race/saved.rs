@@ -15,7 +15,9 @@ use anyhow::{Context as _, Result};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
-use super::report::{Group, ReportBuilder};
+use rayon::prelude::*;
+
+use super::report::{ClassIndex, Group, RenderedFrom, ReportBuilder};
 use super::{pairs_with_facts, Filter, FilterConfig, FilterFacts, PairStats, RaceInput, RaceStats};
 use crate::cache::store::{decode, encode};
 use crate::link::Program;
@@ -136,30 +138,58 @@ impl SavedRun {
     /// left empty for the caller to fill.
     pub fn new(input: &RaceInput<'_>, info: RunInfo) -> SavedRun {
         let (pairs, stats) = pairs_with_facts(input);
-        let b = ReportBuilder::new(input.program, input.pta, input.summaries, input.entries);
-        let warnings = pairs
-            .into_iter()
-            .map(|(p, facts)| {
-                SavedWarning::new(
-                    &b.warning(&p.first, &p.second),
-                    b.group_of(&p.first, Group::Field),
-                    b.group_of(&p.first, Group::Object),
-                    facts,
-                )
+        let classes = ClassIndex::default();
+        let builder = || {
+            ReportBuilder::new(
+                input.program,
+                input.pta,
+                input.summaries,
+                input.entries,
+                &classes,
+            )
+        };
+        // In one slice per thread, each with its builder (a builder remembers the names it
+        // gave; a class is named at most once per slice). In order: the warnings do not depend
+        // on the number of threads.
+        let per_slice = pairs.len().div_ceil(rayon::current_num_threads()).max(1);
+        let slices: Vec<(Vec<SavedWarning>, RenderedFrom)> = pairs
+            .par_chunks(per_slice)
+            .map(|slice| {
+                let b = builder();
+                let warnings = slice
+                    .iter()
+                    .map(|(p, facts)| {
+                        SavedWarning::new(
+                            &b.warning(&p.first, &p.second),
+                            b.group_of(&p.first, Group::Field),
+                            b.group_of(&p.first, Group::Object),
+                            facts.clone(),
+                        )
+                    })
+                    .collect();
+                (warnings, b.rendered_from())
             })
             .collect();
+        let b = builder();
+        let callback_entries = b.callback_entries(input.entries);
+        let mut warnings = Vec::with_capacity(pairs.len());
+        let mut rendered = vec![b.rendered_from()];
+        for (w, r) in slices {
+            warnings.extend(w);
+            rendered.push(r);
+        }
         SavedRun {
             info,
             warnings,
             pairs: stats,
             functions: input.program.functions.len(),
             thread_entries: input.entries.len(),
-            callback_entries: b.callback_entries(input.entries),
+            callback_entries,
             family_entries: family_entries(input.entries),
             entry_families: entry_families(input.program, input.entries),
             times: Vec::new(),
             relocation: Default::default(),
-            rendered: b.rendered_from(),
+            rendered: RenderedFrom::union(rendered),
         }
     }
 
