@@ -193,32 +193,6 @@ impl LocMemo {
     }
 }
 
-/// Chains rebuilt so that equal ones share their nodes (a decoded summary's chains are each
-/// its own list): a node is made once per call site and rest.
-#[derive(Default)]
-pub struct ChainSharer {
-    nodes: rustc_hash::FxHashMap<(CallSite, *const Node), Chain>,
-}
-
-impl ChainSharer {
-    pub fn share(&mut self, chain: &Chain) -> Chain {
-        let sites: Vec<CallSite> = chain.iter().collect();
-        let mut made = Chain::empty();
-        for &site in sites.iter().rev() {
-            let key = (site, made.key());
-            made = match self.nodes.get(&key) {
-                Some(c) => c.clone(),
-                None => {
-                    let c = Chain::node(site, made);
-                    self.nodes.insert(key, c.clone());
-                    c
-                }
-            };
-        }
-        made
-    }
-}
-
 /// The chain nodes [`Chain::visit_locs`] has visited, by node, calls counted from it and
 /// function it is in, with the last callee below: each is visited once.
 #[derive(Default)]
@@ -322,17 +296,140 @@ impl std::fmt::Debug for Chain {
     }
 }
 
-/// As the vector of visible calls (the format chains had before they were shared).
+/// As the vector of visible calls (the format chains had before they were shared) or, while
+/// [`encode_with_table`] runs on this thread, as an index into its table.
 impl Serialize for Chain {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter())
+        let indexed = TABLE_WRITER.with_borrow_mut(|w| w.as_mut().map(|w| w.index(self)));
+        match indexed {
+            Some(i) => s.serialize_u32(i),
+            None => s.collect_seq(self.iter()),
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Chain {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Chain, D::Error> {
+        if TABLE_READER.with_borrow(Option::is_some) {
+            let i = u32::deserialize(d)?;
+            let chain = TABLE_READER.with_borrow(|r| {
+                r.as_ref()
+                    .and_then(|chains| chains.get(i as usize).cloned())
+            });
+            return chain.ok_or_else(|| serde::de::Error::custom("a chain out of its table"));
+        }
         let sites = Vec::<CallSite>::deserialize(d)?;
         Ok(Chain::from_sites(&sites[..sites.len().min(MAX_CHAIN)]))
+    }
+}
+
+/// The chains of one encoded value as a table of nodes: entry `i` (from 1; 0 is the empty
+/// chain) is a call site and the index of the rest of its chain, which comes before it. A
+/// summary's witnesses share most of their calls; written out per witness they were most of
+/// a stored summary's bytes, and decoding them a list per witness (then sharing them again)
+/// most of loading it.
+pub type ChainTable = Vec<(CallSite, u32)>;
+
+thread_local! {
+    static TABLE_WRITER: std::cell::RefCell<Option<TableWriter>> = const { std::cell::RefCell::new(None) };
+    static TABLE_READER: std::cell::RefCell<Option<Vec<Chain>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `encode` with every chain it serialises written as an index into a table, which is
+/// returned beside its result. The table is a function of the chains' values, in the order
+/// they are serialised: equal values encode to equal bytes.
+pub fn encode_with_table<R>(encode: impl FnOnce() -> R) -> (R, ChainTable) {
+    let guard = Restore::new(&TABLE_WRITER, Some(TableWriter::default()));
+    let result = encode();
+    let writer = guard.finish();
+    (result, writer.map_or_else(Vec::new, |w| w.nodes))
+}
+
+/// Runs `decode` with every chain it deserialises read as an index into `table` (as
+/// [`encode_with_table`] wrote it); `None` if the table is malformed (a rest that does not come
+/// before its node, or a chain longer than [`MAX_CHAIN`]). Chains equal in the table share
+/// their nodes.
+pub fn decode_with_table<R>(table: &ChainTable, decode: impl FnOnce() -> R) -> Option<R> {
+    let mut chains = Vec::with_capacity(table.len() + 1);
+    chains.push(Chain::empty());
+    for (i, &(site, rest)) in table.iter().enumerate() {
+        let rest = chains.get(rest as usize).filter(|_| (rest as usize) <= i)?;
+        if rest.depth() as usize >= MAX_CHAIN {
+            return None;
+        }
+        chains.push(Chain::node(site, rest.clone()));
+    }
+    let guard = Restore::new(&TABLE_READER, Some(chains));
+    let result = decode();
+    guard.finish();
+    Some(result)
+}
+
+/// Puts a thread-local back as it was when dropped, also when the code between unwinds (a
+/// panic fails one SCC, and the thread goes on to others).
+struct Restore<T: 'static> {
+    cell: &'static std::thread::LocalKey<std::cell::RefCell<Option<T>>>,
+    previous: Option<Option<T>>,
+}
+
+impl<T> Restore<T> {
+    fn new(
+        cell: &'static std::thread::LocalKey<std::cell::RefCell<Option<T>>>,
+        value: Option<T>,
+    ) -> Self {
+        Restore {
+            cell,
+            previous: Some(cell.replace(value)),
+        }
+    }
+
+    /// Restores the previous value now; returns the one set meanwhile.
+    fn finish(mut self) -> Option<T> {
+        let previous = self.previous.take().flatten();
+        self.cell.replace(previous)
+    }
+}
+
+impl<T> Drop for Restore<T> {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            self.cell.replace(previous);
+        }
+    }
+}
+
+/// The table [`encode_with_table`] builds: nodes by value, and the index each chain met so far
+/// got (by node and number of visible calls).
+#[derive(Default)]
+struct TableWriter {
+    nodes: ChainTable,
+    by_value: rustc_hash::FxHashMap<(CallSite, u32), u32>,
+    by_chain: rustc_hash::FxHashMap<(*const Node, usize), u32>,
+}
+
+impl TableWriter {
+    fn index(&mut self, chain: &Chain) -> u32 {
+        let met = (chain.key(), chain.len());
+        if let Some(&i) = self.by_chain.get(&met) {
+            return i;
+        }
+        let sites: Vec<CallSite> = chain.iter().collect();
+        let mut index = 0;
+        for &site in sites.iter().rev() {
+            let rest = index;
+            index = match self.by_value.get(&(site, rest)) {
+                Some(&i) => i,
+                None => {
+                    self.nodes.push((site, rest));
+                    let i = self.nodes.len() as u32;
+                    self.by_value.insert((site, rest), i);
+                    i
+                }
+            };
+        }
+        // The chain is held by the value being encoded: its address is not reused meanwhile.
+        self.by_chain.insert(met, index);
+        index
     }
 }
 
@@ -402,6 +499,62 @@ mod tests {
         let b = memo.prefixed(&rest.clone());
         assert_eq!(a.key(), b.key());
         assert_eq!(vector(&a), vec![site(0), site(1)]);
+    }
+
+    #[test]
+    fn a_chain_table_gives_back_equal_chains_sharing_their_nodes() {
+        let deep = Chain::from_sites(&(1..12).map(site).collect::<Vec<_>>());
+        let a = Chain::prefixed(site(0), &deep);
+        // Equal to `a` by value, built apart (no node in common).
+        let b = Chain::from_sites(&vector(&a));
+        let c = Chain::from_sites(&[site(20), site(2), site(3)]);
+        let chains = vec![a.clone(), Chain::empty(), b.clone(), c.clone()];
+        let (bytes, table) = encode_with_table(|| bincode::serialize(&chains).unwrap());
+        assert_eq!(
+            table.len(),
+            MAX_CHAIN + 3,
+            "one node per distinct call and rest"
+        );
+        assert!(table
+            .iter()
+            .enumerate()
+            .all(|(i, &(_, rest))| (rest as usize) <= i));
+        let (again, same_table) = encode_with_table(|| {
+            let shared = vec![a.clone(), Chain::empty(), a.clone(), c.clone()];
+            bincode::serialize(&shared).unwrap()
+        });
+        assert_eq!(
+            (&bytes, &table),
+            (&again, &same_table),
+            "the encoding depends on values only"
+        );
+        let back: Vec<Chain> =
+            decode_with_table(&table, || bincode::deserialize(&bytes).unwrap()).unwrap();
+        assert_eq!(back, chains);
+        assert_eq!(
+            back[0].key(),
+            back[2].key(),
+            "equal chains share their nodes"
+        );
+    }
+
+    #[test]
+    fn a_malformed_chain_table_is_refused() {
+        let forward = vec![(site(0), 2), (site(1), 0)];
+        assert!(
+            decode_with_table(&forward, || ()).is_none(),
+            "a rest after its node"
+        );
+        let long: ChainTable = (0..=MAX_CHAIN as u32).map(|i| (site(i), i)).collect();
+        assert!(
+            decode_with_table(&long, || ()).is_none(),
+            "longer than MAX_CHAIN"
+        );
+        let ok: ChainTable = (0..MAX_CHAIN as u32).map(|i| (site(i), i)).collect();
+        assert!(decode_with_table(&ok, || ()).is_some());
+        let out_of_table = bincode::serialize(&9u32).unwrap();
+        let read = decode_with_table(&ok, || bincode::deserialize::<Chain>(&out_of_table));
+        assert!(read.unwrap().is_err(), "an index past the table");
     }
 
     #[test]

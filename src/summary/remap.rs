@@ -8,7 +8,7 @@
 //! equal to the one the analysis would compute.
 
 use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
-use super::chain::{ChainSharer, LocMemo, VisitMemo};
+use super::chain::{LocMemo, VisitMemo};
 use super::lockset::{Lock, RelativeLockset};
 use super::path::{Path, Root, Step};
 use super::threads::ThreadState;
@@ -70,19 +70,6 @@ impl Summary {
         for (loc, chain, func) in sites {
             let last = chain.visit_locs(f, v, &mut memo);
             v(loc, func.unwrap_or(last));
-        }
-    }
-
-    /// Rebuilds the chains so that equal ones share their nodes (see [`ChainSharer`]).
-    pub fn share_chains(&mut self) {
-        let mut sharer = ChainSharer::default();
-        for a in &mut self.accesses {
-            for w in a.witnesses.iter_mut() {
-                w.chain = sharer.share(&w.chain);
-            }
-        }
-        for sp in &mut self.spawns {
-            sp.chain = sharer.share(&sp.chain);
         }
     }
 

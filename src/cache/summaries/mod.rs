@@ -53,6 +53,7 @@ use crate::ir::{FuncId, Loc, Name};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
+use crate::summary::chain::{self, ChainTable};
 use crate::summary::remap::IdMap;
 use crate::summary::{shared_set, SccSteps, SharedSets, Summary, SummaryFacts, SummaryStore};
 
@@ -80,8 +81,12 @@ struct Portable {
     names: Vec<String>,
     /// Classes private to one function, by name ([`ClassTable::private_name`]).
     private: Vec<String>,
-    /// Classes are ranks in the run's [`ClassTable`], or `PRIVATE | i` for `private[i]`.
-    summary: Summary,
+    /// The call chains of `summary`'s witnesses and spawns ([`chain::encode_with_table`]).
+    chains: ChainTable,
+    /// The summary, encoded with its chains as indices into `chains`. Classes are ranks in the
+    /// run's [`ClassTable`], or `PRIVATE | i` for `private[i]`.
+    #[serde(with = "serde_bytes")]
+    summary: Vec<u8>,
     /// The collapsed SCCs whose shared sets the summary refers to, by name
     /// ([`crate::summary::shared`]): a set is the run's, rebuilt when its SCC is reused.
     shared: Vec<FuncId>,
@@ -467,10 +472,12 @@ impl<'a> SummaryCache<'a> {
         if !ranked {
             return None;
         }
+        let (summary, chains) = chain::encode_with_table(|| store::encode(&summary));
         let portable = Portable {
             names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
             private: private.into_iter().map(|(name, _)| name).collect(),
-            summary,
+            chains,
+            summary: summary.ok()?,
             shared: s.shared.iter().map(|set| set.scc).collect(),
         };
         store::encode(&portable).ok()
@@ -503,12 +510,13 @@ impl<'a> SummaryCache<'a> {
             private: &private,
             classes: &self.classes,
         };
-        let mut s = p
-            .summary
+        let summary: Summary = chain::decode_with_table(&p.chains, || store::decode(&p.summary))
+            .ok_or_else(|| Corruption::Decode("a malformed chain table".into()))?
+            .map_err(|e| Corruption::Decode(e.to_string()))?;
+        // The table's chains share their nodes, so each node's locations are rewritten once.
+        let mut s = summary
             .remap(&mut from)
             .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))?;
-        // Shared first, so that each node's locations are rewritten once.
-        s.share_chains();
         let mut valid = true;
         s.map_locs(f, &mut |l, owner| {
             let at = match form {
