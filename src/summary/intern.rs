@@ -30,9 +30,33 @@ pub trait Internable: Hash + Eq + Send + Sync + Sized + 'static {
 }
 
 impl<T: Internable> Interned<T> {
+    /// The value's program-wide copy; inside [`transient`], a copy of its own.
     pub fn new(value: T) -> Interned<T> {
-        T::interner().intern(value)
+        match SHARING.get() {
+            true => T::interner().intern(value),
+            false => Interned(Arc::new(value)),
+        }
     }
+}
+
+thread_local! {
+    /// Off inside [`transient`].
+    static SHARING: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Runs `f` with the values it makes interned each on its own, not in the program-wide
+/// interners: for summaries in transit — the portable form the cache encodes, or decodes and
+/// renames right away — whose paths name ids of another numbering. Interning them cost a third
+/// of loading a summary, and kept them for the rest of the run.
+pub fn transient<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHARING.set(self.0);
+        }
+    }
+    let _restore = Restore(SHARING.replace(false));
+    f()
 }
 
 const SHARDS: usize = 64;
@@ -171,6 +195,13 @@ mod tests {
         assert!(
             Arc::ptr_eq(&back.0, &a.0),
             "deserialised values are interned too"
+        );
+        let own: Interned<Path> = transient(|| bincode::deserialize(&bytes).unwrap());
+        assert!(!Arc::ptr_eq(&own.0, &a.0), "in transit, a copy of its own");
+        assert_eq!(own, a, "equal all the same");
+        assert!(
+            Arc::ptr_eq(&Interned::new(p()).0, &a.0),
+            "shared again after `transient`"
         );
     }
 }

@@ -54,6 +54,7 @@ use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
 use crate::summary::chain::{self, ChainTable};
+use crate::summary::intern;
 use crate::summary::remap::IdMap;
 use crate::summary::{shared_set, SccSteps, SharedSets, Summary, SummaryFacts, SummaryStore};
 
@@ -416,6 +417,11 @@ impl<'a> SummaryCache<'a> {
     }
 
     fn encode_as(&self, f: FuncId, s: &Summary, form: LocForm) -> Option<Vec<u8>> {
+        // The renamed copies are in transit: not interned.
+        intern::transient(|| self.encode_transient(f, s, form))
+    }
+
+    fn encode_transient(&self, f: FuncId, s: &Summary, form: LocForm) -> Option<Vec<u8>> {
         let mut used = NameCollector {
             names: Vec::new(),
             private: FxHashMap::default(),
@@ -510,9 +516,11 @@ impl<'a> SummaryCache<'a> {
             private: &private,
             classes: &self.classes,
         };
-        let summary: Summary = chain::decode_with_table(&p.chains, || store::decode(&p.summary))
-            .ok_or_else(|| Corruption::Decode("a malformed chain table".into()))?
-            .map_err(|e| Corruption::Decode(e.to_string()))?;
+        // In transit until renamed: interned only then.
+        let summary: Summary =
+            intern::transient(|| chain::decode_with_table(&p.chains, || store::decode(&p.summary)))
+                .ok_or_else(|| Corruption::Decode("a malformed chain table".into()))?
+                .map_err(|e| Corruption::Decode(e.to_string()))?;
         // The table's chains share their nodes, so each node's locations are rewritten once.
         let mut s = summary
             .remap(&mut from)
