@@ -11,6 +11,7 @@ pub mod filters;
 mod objects;
 pub mod pairs;
 pub mod report;
+mod rows;
 pub mod saved;
 mod types;
 

@@ -7,8 +7,6 @@
 //! of `S`); the classes of the objects the members lie in then separate accesses of one bucket,
 //! unless an object may lie inside another (see [`separates`]).
 
-use std::collections::BTreeMap;
-
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
@@ -16,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, PairContext, Scratch};
 use super::objects::AccessObjects;
+use super::rows::{chunks, Arranged, Chunk, Unreported};
 use super::types::TypeAlias;
 use crate::ir::{FuncId, Loc};
 use crate::progress::{Heartbeat, Progress};
@@ -194,6 +193,10 @@ pub fn racing_pairs<'a>(
         true => members.clone(),
         false => FxHashMap::default(),
     };
+    // `--per-access`: per bucket, the groups whose access has no warning before the batch.
+    let mut unreported = input
+        .per_access
+        .then(|| Unreported::new(&arranged, |g| accesses[g]));
     let run = Tasks {
         cx: &cx,
         groups,
@@ -205,17 +208,24 @@ pub fn racing_pairs<'a>(
     };
     for batch in tasks.chunks(TASKS_PER_BATCH) {
         prune_pending(&mut pending, batch, groups, &reported, &accesses);
-        let (done, pending) = (&reported, &pending);
+        let before = Before {
+            reported: &reported,
+            pending: &pending,
+            unreported: unreported.as_ref(),
+        };
         let per_task: Vec<(Found<'a>, PairStats)> = batch
             .par_iter()
             .map_init(Scratch::default, |scratch, task| {
-                let local = run.run(task, done, pending, scratch);
+                let local = run.run(task, &before, scratch);
                 (local, std::mem::take(&mut scratch.stats))
             })
             .collect();
         for (local, s) in per_task {
             stats.add(&s);
             reported.extend(local.reported_accesses());
+            if let Some(u) = &mut unreported {
+                local.reported_accesses().for_each(|a| u.remove(a));
+            }
             found.merge(local);
         }
     }
@@ -376,6 +386,28 @@ impl<'a> Found<'a> {
     }
 }
 
+/// A piece of the pair stage, run by one thread.
+enum Task {
+    /// Rows of one bucket.
+    Rows(Chunk),
+    /// A whole-object access, with the member accesses of its object.
+    Whole(u32),
+}
+
+/// How many tasks run between two merges ([`racing_pairs`]): enough to keep every thread
+/// busy, few enough that their races fit in memory.
+const TASKS_PER_BATCH: usize = 64;
+
+/// What the batches before a task found (`--per-access`).
+struct Before<'r> {
+    /// The accesses with their warning.
+    reported: &'r ReportedAccesses,
+    /// Per object, its member accesses without a warning.
+    pending: &'r FxHashMap<u32, Vec<u32>>,
+    /// Per bucket, the groups whose access has no warning (`--per-access` only).
+    unreported: Option<&'r Unreported>,
+}
+
 /// What a task of the pair stage reads.
 struct Tasks<'r, 'a> {
     cx: &'r PairContext<'r>,
@@ -390,21 +422,20 @@ struct Tasks<'r, 'a> {
 }
 
 impl<'a> Tasks<'_, 'a> {
-    /// The races `task` finds, given those of the batches before (`done`) and, per object, the
-    /// member accesses still without a warning before the batch (`pending`).
-    fn run(
-        &self,
-        task: &Task,
-        done: &ReportedAccesses,
-        pending: &FxHashMap<u32, Vec<u32>>,
-        scratch: &mut Scratch,
-    ) -> Found<'a> {
+    /// The races `task` finds, given what the batches before found (`before`).
+    fn run(&self, task: &Task, before: &Before<'_>, scratch: &mut Scratch) -> Found<'a> {
+        let done = before.reported;
+        let pending = before.pending;
         let mut local = Found::new(self.per_access);
         match task {
             Task::Rows(chunk) => {
-                let bucket = &self.arranged[chunk.bucket];
                 for row in chunk.rows.clone() {
-                    bucket.for_each_in_row(row, |x, y| self.test(&mut local, done, x, y, scratch));
+                    match before.unreported {
+                        Some(u) => self.row_to_unreported(&mut local, done, u, chunk, row, scratch),
+                        None => self.arranged[chunk.bucket].for_each_in_row(row, |x, y| {
+                            self.test(&mut local, done, x, y, scratch);
+                        }),
+                    }
                     self.progress.advance(1);
                 }
             }
@@ -438,6 +469,39 @@ impl<'a> Tasks<'_, 'a> {
         local
     }
 
+    /// Row `row` of the chunk's bucket as [`Arranged::for_each_in_row`] checks it, but once its
+    /// head's access has its warning, only the partners whose access had none before the batch
+    /// are visited: [`Tasks::test`] skips the others' checks anyway (both reported), in the
+    /// same order, so the races found are the same.
+    fn row_to_unreported(
+        &self,
+        local: &mut Found<'a>,
+        done: &ReportedAccesses,
+        unreported: &Unreported,
+        chunk: &Chunk,
+        row: usize,
+        s: &mut Scratch,
+    ) {
+        let bucket = &self.arranged[chunk.bucket];
+        let head = bucket.group(row);
+        // Only a race of this row's can report the head's access meanwhile: its checks all
+        // involve the head.
+        let mut head_reported = self.reported(local, done, head);
+        for range in bucket.partners(row) {
+            let mut at = range.start;
+            while at < range.end {
+                if head_reported {
+                    match unreported.next(chunk.bucket, at..range.end) {
+                        Some(next) => at = next,
+                        None => break,
+                    }
+                }
+                head_reported |= self.test(local, done, head, bucket.group(at), s);
+                at += 1;
+            }
+        }
+    }
+
     /// Whether `--per-access` has group `g`'s access reported already.
     fn reported(&self, local: &Found<'_>, done: &ReportedAccesses, g: usize) -> bool {
         self.accesses
@@ -446,7 +510,7 @@ impl<'a> Tasks<'_, 'a> {
     }
 
     /// Tests groups `x` and `y`, unless both accesses have their warning (`--per-access`: the
-    /// first found in task order is kept).
+    /// first found in task order is kept); whether they race.
     fn test(
         &self,
         local: &mut Found<'a>,
@@ -454,14 +518,16 @@ impl<'a> Tasks<'_, 'a> {
         x: usize,
         y: usize,
         s: &mut Scratch,
-    ) {
+    ) -> bool {
         if self.reported(local, done, x) && self.reported(local, done, y) {
-            return;
+            return false;
         }
         let (gx, gy) = (&self.groups[x], &self.groups[y]);
-        if let Some(pair) = check(self.cx, gx, gy, x == y, s) {
-            local.add(pair, [x, y].map(|g| self.accesses.get(g).copied()));
-        }
+        let Some(pair) = check(self.cx, gx, gy, x == y, s) else {
+            return false;
+        };
+        local.add(pair, [x, y].map(|g| self.accesses.get(g).copied()));
+        true
     }
 }
 
@@ -559,141 +625,6 @@ fn whole_object_pair<'a>(
     Some(pair)
 }
 
-/// One bucket's groups arranged for pairing: those of one object class together (groups whose
-/// object classes prove them apart are never paired: a bucket is one member of one record, over
-/// every object of that record), and those in no known object, paired with every group.
-struct Arranged {
-    /// Per object class, in class order.
-    placed: Vec<Vec<usize>>,
-    anywhere: Vec<usize>,
-    /// The row of each class's first group; its last element is the number of placed groups.
-    starts: Vec<usize>,
-}
-
-/// The checks of one group of a bucket against the groups after it: every unordered pair of the
-/// bucket (a group with itself too) is in exactly one row. Rows are numbered placed groups
-/// first (class by class), then the groups in no known object.
-impl Arranged {
-    /// The groups `ids`, whose object classes `object` gives.
-    fn new(ids: &[u32], object: impl Fn(usize) -> Option<u32>) -> Arranged {
-        let mut by_object: BTreeMap<Option<u32>, Vec<usize>> = BTreeMap::new();
-        for &g in ids {
-            by_object
-                .entry(object(g as usize))
-                .or_default()
-                .push(g as usize);
-        }
-        let anywhere = by_object.remove(&None).unwrap_or_default();
-        let placed: Vec<Vec<usize>> = by_object.into_values().collect();
-        let starts = std::iter::once(0)
-            .chain(placed.iter().scan(0, |n, class| {
-                *n += class.len();
-                Some(*n)
-            }))
-            .collect();
-        Arranged {
-            placed,
-            anywhere,
-            starts,
-        }
-    }
-
-    /// How many groups have an object class.
-    fn placed_len(&self) -> usize {
-        self.starts.last().copied().unwrap_or(0)
-    }
-
-    fn rows(&self) -> usize {
-        self.placed_len() + self.anywhere.len()
-    }
-
-    /// The checks of rows `0..` in order, as (group, partners) without materialising them:
-    /// calls `each(row, checks)`.
-    fn row_costs(&self, mut each: impl FnMut(usize, usize)) {
-        let mut row = 0;
-        for class in &self.placed {
-            for x in 0..class.len() {
-                each(row, class.len() - x);
-                row += 1;
-            }
-        }
-        for x in 0..self.anywhere.len() {
-            each(row, self.anywhere.len() - x + self.placed_len());
-            row += 1;
-        }
-    }
-
-    /// Calls `f` on the pairs of row `row`.
-    fn for_each_in_row(&self, row: usize, mut f: impl FnMut(usize, usize)) {
-        if row < self.placed_len() {
-            let c = self.starts.partition_point(|&s| s <= row) - 1;
-            let class = &self.placed[c];
-            let x = row - self.starts[c];
-            for &b in &class[x..] {
-                f(class[x], b);
-            }
-            return;
-        }
-        let row = row - self.placed_len();
-        let a = self.anywhere[row];
-        for &b in self.anywhere[row..]
-            .iter()
-            .chain(self.placed.iter().flatten())
-        {
-            f(a, b);
-        }
-    }
-}
-
-/// A piece of the pair stage, run by one thread.
-enum Task {
-    /// Rows of one bucket.
-    Rows(Chunk),
-    /// A whole-object access, with the member accesses of its object.
-    Whole(u32),
-}
-
-/// Rows of one bucket paired by one task.
-struct Chunk {
-    bucket: usize,
-    rows: std::ops::Range<usize>,
-}
-
-/// About how many checks one task makes: small enough that a giant bucket spreads over every
-/// thread, large enough that tasks cost little to schedule and merge.
-const CHECKS_PER_CHUNK: usize = 1 << 16;
-
-/// How many tasks run between two merges ([`racing_pairs`]): enough to keep every thread
-/// busy, few enough that their races fit in memory.
-const TASKS_PER_BATCH: usize = 64;
-
-/// The buckets' rows cut into chunks of about [`CHECKS_PER_CHUNK`] checks, in bucket and row
-/// order; the cut depends on the buckets alone (not on the number of threads), so the merge
-/// order and the report do not either.
-fn chunks(buckets: &[Arranged]) -> Vec<Chunk> {
-    let mut out = Vec::new();
-    for (bucket, arranged) in buckets.iter().enumerate() {
-        let (mut start, mut checks) = (0, 0);
-        arranged.row_costs(|row, cost| {
-            checks += cost;
-            if checks >= CHECKS_PER_CHUNK {
-                out.push(Chunk {
-                    bucket,
-                    rows: start..row + 1,
-                });
-                (start, checks) = (row + 1, 0);
-            }
-        });
-        if start < arranged.rows() {
-            out.push(Chunk {
-                bucket,
-                rows: start..arranged.rows(),
-            });
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -705,52 +636,6 @@ mod tests {
         let held: Vec<u32> = (0..200).filter(|&a| r.contains(a)).collect();
         assert_eq!(held, vec![0, 63, 64, 130, 199]);
         assert!(!r.contains(200) && !r.contains(u32::MAX));
-    }
-
-    /// Every unordered pair of groups of one object class, or with a group in no known object,
-    /// is checked exactly once over the chunks; no pair across two object classes is.
-    #[test]
-    fn chunks_check_each_candidate_pair_once() {
-        // Groups 0..n; object classes: none for every third, else one of three.
-        let n = 700;
-        let object = |g: usize| (!g.is_multiple_of(3)).then_some((g % 7 % 3) as u32);
-        let ids: Vec<u32> = (0..n as u32).rev().collect();
-        let buckets = vec![
-            Arranged::new(&ids, object),
-            Arranged::new(&[], object),
-            Arranged::new(&[5], object),
-        ];
-        let mut seen: FxHashMap<(usize, usize, usize), usize> = FxHashMap::default();
-        let mut rows = vec![Vec::new(); buckets.len()];
-        let cut = chunks(&buckets);
-        assert!(cut.len() > 1, "the big bucket is cut");
-        for chunk in &cut {
-            rows[chunk.bucket].extend(chunk.rows.clone());
-            for row in chunk.rows.clone() {
-                buckets[chunk.bucket].for_each_in_row(row, |x, y| {
-                    *seen.entry((chunk.bucket, x.min(y), x.max(y))).or_default() += 1;
-                });
-            }
-        }
-        for (b, r) in rows.iter().enumerate() {
-            assert_eq!(*r, (0..buckets[b].rows()).collect::<Vec<_>>(), "bucket {b}");
-        }
-        let mut expected = 0;
-        for x in 0..n {
-            for y in x..n {
-                let candidate = match (object(x), object(y)) {
-                    (Some(p), Some(q)) => p == q,
-                    _ => true,
-                };
-                if candidate {
-                    expected += 1;
-                    assert_eq!(seen.get(&(0, x, y)), Some(&1), "pair {x} {y}");
-                }
-            }
-        }
-        assert_eq!(seen.get(&(2, 5, 5)), Some(&1));
-        assert_eq!(seen.len(), expected + 1);
-        assert!(seen.values().all(|&k| k == 1));
     }
 
     /// Two accesses at one site are numbered by their paths' values, not by where the paths
