@@ -18,6 +18,15 @@ pub struct Names {
     ids: DashMap<Arc<str>, Name, FxBuildHasher>,
     strings: boxcar::Vec<Arc<str>>,
     adding: Mutex<()>,
+    /// Runs of strings interned together ([`Names::intern_run`]), by their text.
+    runs: DashMap<Box<str>, Run, FxBuildHasher>,
+}
+
+/// The names of a run of strings, and each string's length (the text alone does not say where
+/// one string ends).
+struct Run {
+    lens: Box<[u32]>,
+    names: Box<[Name]>,
 }
 
 impl Default for Names {
@@ -32,7 +41,38 @@ impl Names {
             ids: DashMap::with_hasher(FxBuildHasher),
             strings: boxcar::Vec::new(),
             adding: Mutex::new(()),
+            runs: DashMap::with_hasher(FxBuildHasher),
         }
+    }
+
+    /// Interns the strings `range` of `strings` into `out` (as long as the range), as one run:
+    /// a run met before — the same strings, in another unit — is one lookup instead of one per
+    /// string. Kernel units repeat the names of the headers they share (tens of thousands
+    /// each): interning them one by one was half of loading a cached unit. `None` if the range
+    /// is not in the table.
+    pub fn intern_run(
+        &self,
+        strings: &StringTable,
+        range: std::ops::Range<usize>,
+        out: &mut [Name],
+    ) -> Option<()> {
+        let text = strings.text_of(range.clone())?;
+        let lens = || range.clone().map(|i| strings.len_of(i));
+        if let Some(run) = self.runs.get(text) {
+            if run.names.len() == out.len() && run.lens.iter().copied().eq(lens().flatten()) {
+                out.copy_from_slice(&run.names);
+                return Some(());
+            }
+        }
+        for (name, i) in out.iter_mut().zip(range.clone()) {
+            *name = self.intern(strings.get(i)?);
+        }
+        let run = Run {
+            lens: lens().collect::<Option<_>>()?,
+            names: out.into(),
+        };
+        self.runs.insert(text.into(), run);
+        Some(())
     }
 
     pub fn intern(&self, s: &str) -> Name {
@@ -111,12 +151,66 @@ impl StringTable {
 
     /// The `i`-th string (`None` out of range, or if the table is not well formed).
     pub fn get(&self, i: usize) -> Option<&str> {
-        let start = match i {
-            0 => 0,
-            _ => *self.ends.get(i - 1)? as usize,
-        };
-        self.text.get(start..*self.ends.get(i)? as usize)
+        self.text_of(i..i + 1)
     }
+
+    /// Where the `i`-th string starts in the text.
+    fn start(&self, i: usize) -> Option<usize> {
+        match i {
+            0 => Some(0),
+            _ => self.ends.get(i - 1).map(|&e| e as usize),
+        }
+    }
+
+    /// The strings `range`, one after the other.
+    fn text_of(&self, range: std::ops::Range<usize>) -> Option<&str> {
+        let end = match range.end {
+            0 => 0,
+            e => *self.ends.get(e - 1)? as usize,
+        };
+        self.text.get(self.start(range.start)?..end)
+    }
+
+    /// The length of the `i`-th string.
+    fn len_of(&self, i: usize) -> Option<u32> {
+        self.ends.get(i)?.checked_sub(self.start(i)? as u32)
+    }
+
+    /// The strings cut into runs for [`Names::intern_run`], as the end of each: a run ends after
+    /// a string whose bytes say so (about one in 32), or at [`MAX_RUN`] strings. Cut by content,
+    /// a stretch of strings two tables share (the names of the same headers) is cut into the
+    /// same runs in both, wherever it starts.
+    pub fn runs(&self) -> Vec<usize> {
+        let mut ends = Vec::with_capacity(self.len() / 16 + 1);
+        let mut start = 0;
+        for i in 0..self.len() {
+            let last = self.get(i).is_none_or(ends_run);
+            if last || i + 1 - start == MAX_RUN {
+                ends.push(i + 1);
+                start = i + 1;
+            }
+        }
+        if start < self.len() {
+            ends.push(self.len());
+        }
+        ends
+    }
+}
+
+/// The longest run [`StringTable::runs`] makes.
+const MAX_RUN: usize = 256;
+
+/// Whether a run ends after `s`: a cheap mix of its length and a few of its bytes.
+fn ends_run(s: &str) -> bool {
+    let b = s.as_bytes();
+    let at = |i: usize| u32::from(b.get(i).copied().unwrap_or(0));
+    let len = b.len();
+    let h = (len as u32)
+        .wrapping_mul(31)
+        .wrapping_add(at(0).wrapping_mul(7))
+        .wrapping_add(at(len / 2).wrapping_mul(17))
+        .wrapping_add(at(len.wrapping_sub(1)).wrapping_mul(13));
+    (h ^ (h >> 5)) & 31 == 0
 }
 
 impl<'s> FromIterator<&'s str> for StringTable {
@@ -150,6 +244,54 @@ mod tests {
             assert_eq!(names.get(n), w);
             assert!((n.0 as usize) < 500);
         }
+    }
+
+    #[test]
+    fn runs_are_cut_by_content_and_interned_as_their_strings_are() {
+        let shared: Vec<String> = (0..3000).map(|i| format!("name_{i}")).collect();
+        let a: StringTable = shared.iter().map(String::as_str).collect();
+        // The same strings after others: the runs realign.
+        let b: StringTable = ["x", "yy", "zzz"]
+            .into_iter()
+            .chain(shared.iter().map(String::as_str))
+            .collect();
+        let (ra, rb) = (a.runs(), b.runs());
+        assert_eq!(ra.last(), Some(&a.len()));
+        assert!(ra.windows(2).all(|w| w[0] < w[1] && w[1] - w[0] <= MAX_RUN));
+        let shifted: Vec<usize> = rb.iter().filter(|&&e| e > 3).map(|e| e - 3).collect();
+        let common = ra.iter().filter(|e| shifted.contains(e)).count();
+        assert!(
+            common + 2 >= ra.len(),
+            "runs realign: {common} of {}",
+            ra.len()
+        );
+        let names = Names::new();
+        for table in [&a, &b] {
+            let mut out = vec![Name(u32::MAX); table.len()];
+            let mut start = 0;
+            for end in table.runs() {
+                names
+                    .intern_run(table, start..end, &mut out[start..end])
+                    .unwrap();
+                start = end;
+            }
+            for (i, &n) in out.iter().enumerate() {
+                assert_eq!(Some(names.get(n)), table.get(i));
+            }
+        }
+        assert_eq!(names.len(), 3003, "each string interned once");
+        // The same text cut otherwise is another run.
+        let split: StringTable = ["ab", "c"].into_iter().collect();
+        let other: StringTable = ["a", "bc"].into_iter().collect();
+        let (mut x, mut y) = ([Name(0); 2], [Name(0); 2]);
+        names.intern_run(&split, 0..2, &mut x).unwrap();
+        names.intern_run(&other, 0..2, &mut y).unwrap();
+        assert_eq!([names.get(y[0]), names.get(y[1])], ["a", "bc"]);
+        assert_eq!([names.get(x[0]), names.get(x[1])], ["ab", "c"]);
+        assert!(
+            names.intern_run(&split, 1..3, &mut x).is_none(),
+            "past the end"
+        );
     }
 
     #[test]

@@ -28,12 +28,15 @@ impl NameMap for &[Name] {
     }
 }
 
-/// Old names as strings, interned into `names` the first time each is met: a cached unit's
-/// names that only its skipped definitions use are never interned.
+/// Old names as strings, interned into `names` the first time one of their run is met
+/// ([`Names::intern_run`]): a cached unit's runs of names that only its skipped definitions use
+/// are never interned.
 pub struct InternOnUse<'a> {
     strings: &'a StringTable,
     names: &'a Names,
     map: Vec<Name>,
+    /// The end of each run of strings ([`StringTable::runs`]).
+    runs: Vec<usize>,
 }
 
 impl<'a> InternOnUse<'a> {
@@ -42,6 +45,7 @@ impl<'a> InternOnUse<'a> {
             strings,
             names,
             map: vec![UNMAPPED; strings.len()],
+            runs: strings.runs(),
         }
     }
 }
@@ -49,11 +53,14 @@ impl<'a> InternOnUse<'a> {
 impl NameMap for InternOnUse<'_> {
     fn new_name(&mut self, old: Name) -> Option<Name> {
         let i = old.0 as usize;
-        let slot = self.map.get_mut(i)?;
-        if *slot == UNMAPPED {
-            *slot = self.names.intern(self.strings.get(i)?);
+        if *self.map.get(i)? == UNMAPPED {
+            let run = self.runs.partition_point(|&end| end <= i);
+            let start = run.checked_sub(1).map_or(0, |r| self.runs[r]);
+            let end = *self.runs.get(run)?;
+            let out = self.map.get_mut(start..end)?;
+            self.names.intern_run(self.strings, start..end, out)?;
         }
-        Some(*slot)
+        self.map.get(i).copied()
     }
 }
 
