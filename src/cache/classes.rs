@@ -8,6 +8,9 @@
 //! summary names them) or when a class they point to has no name of its own: the kernel has
 //! millions of locals.
 
+use std::sync::Arc;
+
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{Key, KeyBuilder};
@@ -55,19 +58,22 @@ impl ClassTable {
                     )
                 });
         }
-        // Every member of the other classes is named (the fingerprint lists them).
-        let mut namer = NodeNamer::new(program, pta);
+        // Every member of the other classes is named (the fingerprint lists them), in parallel.
+        let namer = NodeNamer::new(program, pta);
         let member_names: FxHashMap<u32, Vec<String>> = reps
-            .iter()
+            .par_iter()
             .filter(|&&c| !private[c as usize])
-            .map(|&c| {
-                let mut names: Vec<String> = class_members(c)
-                    .iter()
-                    .filter_map(|&m| namer.name(m))
-                    .collect();
-                names.sort_unstable();
-                (c, names)
-            })
+            .map_init(
+                || namer.fork(),
+                |namer, &c| {
+                    let mut names: Vec<String> = class_members(c)
+                        .iter()
+                        .filter_map(|&m| namer.name(m))
+                        .collect();
+                    names.sort_unstable();
+                    (c, names)
+                },
+            )
             .collect();
         let mut class_name: FxHashMap<u32, String> = member_names
             .iter()
@@ -215,8 +221,9 @@ fn private_name(program: &Program, pta: &PointsTo, members: &[u32]) -> Option<St
 pub(super) struct NodeNamer<'a> {
     program: &'a Program,
     pta: &'a PointsTo,
-    /// Each allocation-site node's rank among its function's, in node order.
-    alloc_rank: FxHashMap<u32, u32>,
+    /// Each allocation-site node's rank among its function's, in node order (shared by the
+    /// namers [`NodeNamer::fork`] makes).
+    alloc_rank: Arc<FxHashMap<u32, u32>>,
     ordinals: FxHashMap<FuncId, Vec<u32>>,
 }
 
@@ -234,7 +241,17 @@ impl<'a> NodeNamer<'a> {
         NodeNamer {
             program,
             pta,
-            alloc_rank,
+            alloc_rank: Arc::new(alloc_rank),
+            ordinals: FxHashMap::default(),
+        }
+    }
+
+    /// A namer for another thread: the same names, its own memo.
+    pub fn fork(&self) -> Self {
+        NodeNamer {
+            program: self.program,
+            pta: self.pta,
+            alloc_rank: self.alloc_rank.clone(),
             ordinals: FxHashMap::default(),
         }
     }
