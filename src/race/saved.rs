@@ -42,10 +42,13 @@ pub struct RunInfo {
 /// One warning before filters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedWarning {
-    /// The warning with `group` and `filtered_by` empty, encoded: decoded only when a report
-    /// includes it (a run has up to hundreds of thousands of warnings, forty strings each, and
-    /// a filtered report shows few of them).
+    /// The warning with `group` and `filtered_by` empty, and its locations without their file,
+    /// encoded: decoded only when a report includes it (a run has up to hundreds of thousands
+    /// of warnings, forty strings each, and a filtered report shows few of them).
     pub warning: Encoded,
+    /// The file of each location of the warning, in [`for_each_loc`]'s order, as an index into
+    /// [`SavedRun::files`]: ~20 paths a warning, they were most of a saved run's bytes.
+    pub files: Vec<u32>,
     /// Its group under `--group field` and `--group object`.
     pub group_field: String,
     pub group_object: String,
@@ -53,14 +56,22 @@ pub struct SavedWarning {
 }
 
 impl SavedWarning {
+    /// The warning, its files numbered by `files`.
     pub fn new(
-        warning: &RaceWarning,
+        mut warning: RaceWarning,
+        files: &mut FileTable,
         group_field: String,
         group_object: String,
         facts: FilterFacts,
     ) -> SavedWarning {
+        let mut indices = Vec::new();
+        for_each_loc(&mut warning, |l| {
+            indices.push(files.index(&l.file));
+            l.file.clear();
+        });
         SavedWarning {
-            warning: Encoded(encode(warning).expect("a warning encodes")),
+            warning: Encoded(encode(&warning).expect("a warning encodes")),
+            files: indices,
             group_field,
             group_object,
             facts,
@@ -74,10 +85,73 @@ impl SavedWarning {
         }
     }
 
-    /// The warning (`group` and `filtered_by` empty).
-    pub fn warning(&self) -> Result<RaceWarning> {
-        decode(&self.warning.0).context("the saved analysis is corrupt: a warning does not decode")
+    /// The warning (`group` and `filtered_by` empty); `files`: the run's.
+    pub fn warning(&self, files: &[String]) -> Result<RaceWarning> {
+        let corrupt = "the saved analysis is corrupt: a warning does not decode";
+        let mut warning: RaceWarning = decode(&self.warning.0).context(corrupt)?;
+        let mut indices = self.files.iter();
+        let mut complete = true;
+        for_each_loc(&mut warning, |l| {
+            match indices.next().and_then(|&i| files.get(i as usize)) {
+                Some(file) => l.file.clone_from(file),
+                None => complete = false,
+            }
+        });
+        anyhow::ensure!(complete && indices.next().is_none(), corrupt);
+        Ok(warning)
     }
+}
+
+/// Every location of a warning's report data, in one order.
+fn for_each_loc(w: &mut RaceWarning, mut f: impl FnMut(&mut report::SourceLoc)) {
+    for a in &mut w.accesses {
+        f(&mut a.location);
+        a.call_path.iter_mut().for_each(|c| f(&mut c.location));
+        a.also_at.iter_mut().for_each(&mut f);
+    }
+}
+
+/// The files the warnings of a run name, each once, numbered as met.
+#[derive(Default)]
+pub struct FileTable {
+    files: Vec<String>,
+    index: FxHashMap<String, u32>,
+}
+
+impl FileTable {
+    fn index(&mut self, file: &str) -> u32 {
+        if let Some(&i) = self.index.get(file) {
+            return i;
+        }
+        let i = self.files.len() as u32;
+        self.files.push(file.to_string());
+        self.index.insert(file.to_string(), i);
+        i
+    }
+}
+
+/// Warnings numbered by several tables, numbered by one: their files, sorted (the same
+/// whichever tables numbered them).
+pub fn with_sorted_files(
+    parts: Vec<(Vec<SavedWarning>, FileTable)>,
+) -> (Vec<SavedWarning>, Vec<String>) {
+    let mut files: Vec<String> = parts
+        .iter()
+        .flat_map(|(_, t)| t.files.iter().cloned())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut all = Vec::new();
+    for (mut warnings, table) in parts {
+        let to: Vec<u32> = (table.files.iter())
+            .map(|f| files.binary_search(f).map_or(u32::MAX, |i| i as u32))
+            .collect();
+        for w in &mut warnings {
+            w.files.iter_mut().for_each(|i| *i = to[*i as usize]);
+        }
+        all.extend(warnings);
+    }
+    (all, files)
 }
 
 /// A value encoded with bincode, stored as one byte string.
@@ -116,6 +190,8 @@ pub struct SavedRun {
     pub info: RunInfo,
     /// In the order of the racing pairs (sorted by access locations).
     pub warnings: Vec<SavedWarning>,
+    /// The files the warnings name, sorted ([`SavedWarning::files`]).
+    pub files: Vec<String>,
     pub pairs: PairStats,
     pub functions: usize,
     pub thread_entries: usize,
@@ -152,35 +228,35 @@ impl SavedRun {
         // gave; a class is named at most once per slice). In order: the warnings do not depend
         // on the number of threads.
         let per_slice = pairs.len().div_ceil(rayon::current_num_threads()).max(1);
-        let slices: Vec<(Vec<SavedWarning>, RenderedFrom)> = pairs
+        let slices: Vec<((Vec<SavedWarning>, FileTable), RenderedFrom)> = pairs
             .par_chunks(per_slice)
             .map(|slice| {
                 let b = builder();
+                let mut files = FileTable::default();
                 let warnings = slice
                     .iter()
                     .map(|(p, facts)| {
                         SavedWarning::new(
-                            &b.warning(&p.first, &p.second),
+                            b.warning(&p.first, &p.second),
+                            &mut files,
                             b.group_of(&p.first, Group::Field),
                             b.group_of(&p.first, Group::Object),
                             facts.clone(),
                         )
                     })
                     .collect();
-                (warnings, b.rendered_from())
+                ((warnings, files), b.rendered_from())
             })
             .collect();
         let b = builder();
         let callback_entries = b.callback_entries(input.entries);
-        let mut warnings = Vec::with_capacity(pairs.len());
-        let mut rendered = vec![b.rendered_from()];
-        for (w, r) in slices {
-            warnings.extend(w);
-            rendered.push(r);
-        }
+        let (parts, mut rendered): (Vec<_>, Vec<_>) = slices.into_iter().unzip();
+        rendered.push(b.rendered_from());
+        let (warnings, files) = with_sorted_files(parts);
         SavedRun {
             info,
             warnings,
+            files,
             pairs: stats,
             functions: input.program.functions.len(),
             thread_entries: input.entries.len(),
@@ -195,15 +271,26 @@ impl SavedRun {
 
     /// Rewrites every location the report data names (warnings, callback entries).
     pub fn map_locations(&mut self, mut f: impl FnMut(&mut report::SourceLoc)) -> Result<()> {
-        for w in &mut self.warnings {
-            let mut warning = w.warning()?;
-            for a in &mut warning.accesses {
-                f(&mut a.location);
-                a.call_path.iter_mut().for_each(|c| f(&mut c.location));
-                a.also_at.iter_mut().for_each(&mut f);
-            }
-            w.warning = Encoded(encode(&warning).expect("a warning encodes"));
+        let mut table = FileTable::default();
+        let mut warnings = Vec::with_capacity(self.warnings.len());
+        for w in std::mem::take(&mut self.warnings) {
+            let mut warning = w.warning(&self.files)?;
+            for_each_loc(&mut warning, &mut f);
+            let SavedWarning {
+                group_field,
+                group_object,
+                facts,
+                ..
+            } = w;
+            warnings.push(SavedWarning::new(
+                warning,
+                &mut table,
+                group_field,
+                group_object,
+                facts,
+            ));
         }
+        (self.warnings, self.files) = with_sorted_files(vec![(warnings, table)]);
         for c in &mut self.callback_entries {
             f(&mut c.at);
         }
@@ -237,7 +324,7 @@ impl SavedRun {
                 Ok(RaceWarning {
                     group: w.group(group).to_string(),
                     filtered_by: by.iter().map(|f| f.name().to_string()).collect(),
-                    ..w.warning()?
+                    ..w.warning(&self.files)?
                 })
             })
             .collect::<Result<_>>()?;
@@ -420,28 +507,78 @@ pub(crate) mod tests {
         }
     }
 
+    #[test]
+    fn warnings_numbered_by_several_tables_name_their_files_again() {
+        let named = |files: [&str; 2]| {
+            let mut w = race_warning("k", ["t", "u"], 3);
+            for (a, f) in w.accesses.iter_mut().zip(files) {
+                a.location.file = f.into();
+                a.also_at = vec![report::SourceLoc {
+                    file: format!("{f}.h"),
+                    line: 1,
+                    col: 1,
+                }];
+            }
+            w
+        };
+        let originals = [named(["b.c", "a.c"]), named(["a.c", "c.c"])];
+        let parts: Vec<(Vec<SavedWarning>, FileTable)> = originals
+            .iter()
+            .map(|w| {
+                let mut t = FileTable::default();
+                let saved = SavedWarning::new(
+                    w.clone(),
+                    &mut t,
+                    "g".into(),
+                    "g".into(),
+                    FilterFacts::default(),
+                );
+                (vec![saved], t)
+            })
+            .collect();
+        let (warnings, files) = with_sorted_files(parts);
+        assert_eq!(files, ["a.c", "a.c.h", "b.c", "b.c.h", "c.c", "c.c.h"]);
+        for (w, original) in warnings.iter().zip(&originals) {
+            assert_eq!(&w.warning(&files).unwrap(), original);
+        }
+        assert!(
+            warnings[0].warning(&files[..2]).is_err(),
+            "an index past the table"
+        );
+        let mut short = warnings[0].clone();
+        short.files.pop();
+        assert!(
+            short.warning(&files).is_err(),
+            "a location without its file"
+        );
+    }
+
     /// Two warnings: one from `main` (line 9) in group `b`, one between `t` and `u` (line 5)
     /// in group `a` under `--group field` and `z` under `--group object`.
     pub(crate) fn run() -> SavedRun {
-        let warning = |key: &str, entries: [&str; 2], line: u32, groups: [&str; 2]| {
+        let mut table = FileTable::default();
+        let mut warning = |key: &str, entries: [&str; 2], line: u32, groups: [&str; 2]| {
             let w = race_warning(key, entries, line);
             let facts = FilterFacts {
                 is_main: entries.map(|e| e == "main"),
                 entry_names: entries.map(String::from),
                 ..Default::default()
             };
-            SavedWarning::new(&w, groups[0].into(), groups[1].into(), facts)
+            SavedWarning::new(w, &mut table, groups[0].into(), groups[1].into(), facts)
         };
+        let warnings = vec![
+            warning("k1", ["main", "t"], 9, ["b", "b"]),
+            warning("k2", ["t", "u"], 5, ["a", "z"]),
+        ];
+        let (warnings, files) = with_sorted_files(vec![(warnings, table)]);
         SavedRun {
             info: RunInfo {
                 units: 1,
                 arguments: vec!["a.c".into()],
                 ..Default::default()
             },
-            warnings: vec![
-                warning("k1", ["main", "t"], 9, ["b", "b"]),
-                warning("k2", ["t", "u"], 5, ["a", "z"]),
-            ],
+            warnings,
+            files,
             pairs: PairStats::default(),
             functions: 3,
             thread_entries: 3,
@@ -525,7 +662,8 @@ pub(crate) mod tests {
         make_work_handlers(&mut run);
         // Both of t's accesses come from a collapsed SCC (t is only the entry shown for it):
         // k1 (main, t) counts for no family, k2 (t, u) for u's.
-        run.warnings = [("k1", ["main", "t"], 9), ("k2", ["t", "u"], 5)]
+        let mut table = FileTable::default();
+        let warnings = [("k1", ["main", "t"], 9), ("k2", ["t", "u"], 5)]
             .into_iter()
             .map(|(key, entries, line)| {
                 let mut w = race_warning(key, entries, line);
@@ -539,9 +677,10 @@ pub(crate) mod tests {
                     entry_names: entries.map(String::from),
                     ..Default::default()
                 };
-                SavedWarning::new(&w, "a".into(), "a".into(), facts)
+                SavedWarning::new(w, &mut table, "a".into(), "a".into(), facts)
             })
             .collect();
+        (run.warnings, run.files) = with_sorted_files(vec![(warnings, table)]);
         let stats = run
             .report(&FilterConfig::default(), Group::Field, true)
             .unwrap()
