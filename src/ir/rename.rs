@@ -4,11 +4,10 @@
 
 use anyhow::{ensure, Result};
 
-use super::types::{FieldDef, RecordDef, TypeKind};
 use super::visit::{walk_function_mut, walk_global_mut, VisitMut};
 use super::{
-    Declared, Expr, FuncRef, Function, Global, GlobalKind, Local, Lval, Name, Offset, TypeId,
-    TypeTable, UnitIr,
+    Declared, Expr, FuncRef, Function, Global, GlobalKind, Local, Lval, Name, Offset, TypeTable,
+    UnitIr,
 };
 use crate::ir::names::{Names, StringTable};
 
@@ -149,75 +148,11 @@ impl<M: NameMap> Renamer<M> {
         walk_global_mut(self, g);
     }
 
-    /// The same table with its names renamed: types are re-interned in order (renaming is
-    /// one-to-one, so every type keeps its id), records are copied in order.
-    pub fn types(&mut self, old: &TypeTable) -> Result<TypeTable> {
-        let mut table = TypeTable::new();
-        for i in 0..old.len() {
-            let t = old.get(TypeId(i as u32));
-            let kind = match t.kind.clone() {
-                TypeKind::Enum { tag } => TypeKind::Enum {
-                    tag: tag.map(|mut n| {
-                        self.name(&mut n);
-                        n
-                    }),
-                },
-                k @ (TypeKind::Void
-                | TypeKind::Bool
-                | TypeKind::Int { .. }
-                | TypeKind::Float(_)
-                | TypeKind::Complex(_)
-                | TypeKind::Pointer(_)
-                | TypeKind::Array { .. }
-                | TypeKind::Function { .. }
-                | TypeKind::Record(_)
-                | TypeKind::Vector { .. }
-                | TypeKind::Unknown) => k,
-            };
-            let id = table.intern(kind, t.quals);
-            ensure!(id.0 as usize == i, "type {i} is a duplicate");
-        }
-        for r in old.records() {
-            let RecordDef {
-                kind,
-                mut tag,
-                fields,
-                complete,
-                packed,
-            } = r.clone();
-            if let Some(t) = &mut tag {
-                self.name(t);
-            }
-            let fields = fields
-                .into_iter()
-                .map(
-                    |FieldDef {
-                         mut name,
-                         anonymous,
-                         ty,
-                         bit_width,
-                     }| {
-                        self.name(&mut name);
-                        FieldDef {
-                            name,
-                            anonymous,
-                            ty,
-                            bit_width,
-                        }
-                    },
-                )
-                .collect();
-            let id = table.new_record(kind, tag);
-            *table.record_mut(id) = RecordDef {
-                kind,
-                tag,
-                fields,
-                complete,
-                packed,
-            };
-        }
-        table.freeze();
-        Ok(table)
+    /// Renames the table's names in place (enum and record tags, member names): every type and
+    /// record keeps its id. Re-interning a kernel unit's thousands of header types, one by one,
+    /// was a quarter of loading it from the cache.
+    pub fn types(&mut self, table: &mut TypeTable) {
+        table.rename_names(|n| self.name(n));
     }
 }
 
@@ -264,7 +199,7 @@ pub fn rename_unit<M: NameMap>(unit: &mut UnitIr, map: M) -> Result<M> {
         declared_functions,
         diagnostics: _,
     } = unit;
-    *types = r.types(types)?;
+    r.types(types);
     for g in globals {
         r.global(g);
     }

@@ -224,6 +224,26 @@ impl TypeTable {
 
     /// Drops the interning index and spare capacity: for a table that is only read from now on.
     /// [`TypeTable::intern`] still works (it rebuilds the index first).
+    /// Renames every name the table holds (enum and record tags, member names) in place with
+    /// `f`, a one-to-one renaming: no two types become equal. The interning index is rebuilt
+    /// by the next [`TypeTable::intern`].
+    pub fn rename_names(&mut self, mut f: impl FnMut(&mut Name)) {
+        for t in &mut self.types {
+            if let TypeKind::Enum { tag: Some(n) } = &mut t.kind {
+                f(n);
+            }
+        }
+        for r in &mut self.records {
+            if let Some(n) = &mut r.tag {
+                f(n);
+            }
+            for field in &mut r.fields {
+                f(&mut field.name);
+            }
+        }
+        self.ids = HashTable::new();
+    }
+
     pub fn freeze(&mut self) {
         self.ids = HashTable::new();
         self.types.shrink_to_fit();

@@ -360,7 +360,7 @@ fn canonical_names(
     let map = map.as_slice();
     // Every name of the program is one of `used`: the map has them all.
     let mut r = Renamer::new(map);
-    *types = r.types(types).expect("renaming keeps every type apart");
+    r.types(types);
     for g in globals.iter_mut() {
         r.global(&mut g.global);
     }
@@ -381,13 +381,12 @@ fn canonical_names(
 /// names are never interned), and must not shift the ids.
 fn used_names(
     n: usize,
-    types: &TypeTable,
+    types: &mut TypeTable,
     globals: &mut [ProgramGlobal],
     functions: &mut [ProgramFunction],
 ) -> Vec<bool> {
     let mut r = Renamer::new(UsedNames(vec![false; n]));
-    r.types(types)
-        .expect("marking names keeps every type apart");
+    r.types(types);
     for g in globals.iter_mut() {
         r.global(&mut g.global);
     }
