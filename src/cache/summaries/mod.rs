@@ -429,7 +429,7 @@ impl<'a> SummaryCache<'a> {
             program: self.program,
             pta: self.pta,
         };
-        s.remap(&mut used)?;
+        s.visit_ids(&mut used)?;
         let mut private: Vec<(String, u32)> = used
             .private
             .into_iter()
