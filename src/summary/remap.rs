@@ -27,31 +27,50 @@ impl Summary {
     /// The summary with every name and class renamed by `m`, in canonical form; `None` if `m`
     /// cannot rename one of them. Without its shared sets (a store keeps their names).
     pub fn remap(&self, m: &mut impl IdMap) -> Option<Summary> {
-        let (tables, accesses) = remap_accesses(&self.tables, &self.accesses, m)?;
-        Some(Summary {
-            lockset: lockset(&self.lockset, m)?,
-            ret: value(&self.ret, m)?,
+        self.clone().into_remapped(m)
+    }
+
+    /// [`Summary::remap`] of a summary not needed any more: its accesses and their witnesses
+    /// are moved, not copied (a summary decoded from the cache is renamed at once).
+    pub fn into_remapped(self, m: &mut impl IdMap) -> Option<Summary> {
+        let Summary {
+            lockset: locks,
+            ret,
             accesses,
             tables,
-            spawns: self
-                .spawns
-                .iter()
-                .map(|s| spawn(s, m))
-                .collect::<Option<_>>()?,
+            spawns,
+            threads,
+            formal_escapes,
+            formal_self_refs,
+            formal_loads_escape,
+            returns_fresh,
+            member_calls,
+            widened,
+            modelled,
+            coarsened,
+            shared: _,
+        } = self;
+        let (tables, accesses) = remap_accesses(&tables, accesses, m)?;
+        Some(Summary {
+            lockset: lockset(&locks, m)?,
+            ret: value(&ret, m)?,
+            accesses,
+            tables,
+            spawns: spawns.iter().map(|s| spawn(s, m)).collect::<Option<_>>()?,
             threads: ThreadState {
-                spawned: self.threads.spawned,
-                live: path_set(&self.threads.live, m)?,
-                joined: path_set(&self.threads.joined, m)?,
-                live_starts: self.threads.live_starts.clone(),
+                spawned: threads.spawned,
+                live: path_set(&threads.live, m)?,
+                joined: path_set(&threads.joined, m)?,
+                live_starts: threads.live_starts,
             },
-            formal_escapes: self.formal_escapes.clone(),
-            formal_self_refs: self.formal_self_refs.clone(),
-            formal_loads_escape: self.formal_loads_escape.clone(),
-            returns_fresh: self.returns_fresh,
-            member_calls: self.member_calls.clone(),
-            widened: self.widened,
-            modelled: self.modelled,
-            coarsened: self.coarsened,
+            formal_escapes,
+            formal_self_refs,
+            formal_loads_escape,
+            returns_fresh,
+            member_calls,
+            widened,
+            modelled,
+            coarsened,
             shared: Vec::new(),
         })
     }
@@ -189,7 +208,7 @@ fn spawn(s: &Spawn, m: &mut impl IdMap) -> Option<Spawn> {
 /// [`super::access::AccessSet::finish`] leaves them.
 fn remap_accesses(
     t: &AccessTables,
-    accesses: &[GuardedAccess],
+    mut accesses: Vec<GuardedAccess>,
     m: &mut impl IdMap,
 ) -> Option<(AccessTables, Vec<GuardedAccess>)> {
     let paths: Vec<Path> = t.paths.iter().map(|p| path(p, m)).collect::<Option<_>>()?;
@@ -200,18 +219,14 @@ fn remap_accesses(
         .collect::<Option<_>>()?;
     let (paths, path_new) = sorted_table(paths);
     let (locksets, lockset_new) = sorted_table(locksets);
-    let mut out = Vec::with_capacity(accesses.len());
-    for a in accesses {
-        out.push(GuardedAccess {
-            path: path_new[a.path as usize],
-            locks: lockset_new[a.locks as usize],
-            class: match a.class {
-                Some(c) => Some(m.class(c)?),
-                None => None,
-            },
-            ..a.clone()
-        });
+    for a in &mut accesses {
+        a.path = *path_new.get(a.path as usize)?;
+        a.locks = *lockset_new.get(a.locks as usize)?;
+        if let Some(c) = &mut a.class {
+            *c = m.class(*c)?;
+        }
     }
+    let mut out = accesses;
     out.sort_by_key(|a| (a.path, a.locks, a.kind, a.atomic, a.phase));
     Some((AccessTables::new(paths, locksets), out))
 }

@@ -523,7 +523,7 @@ impl<'a> SummaryCache<'a> {
                 .map_err(|e| Corruption::Decode(e.to_string()))?;
         // The table's chains share their nodes, so each node's locations are rewritten once.
         let mut s = summary
-            .remap(&mut from)
+            .into_remapped(&mut from)
             .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))?;
         let mut valid = true;
         s.map_locs(f, &mut |l, owner| {
