@@ -125,7 +125,7 @@ pub(super) fn chunks(buckets: &[Arranged]) -> Vec<Chunk> {
 /// `--per-access`: per bucket, one bit per position whose group's access had no warning when
 /// the batch of tasks started. Once most accesses of a big bucket have their warning, nearly
 /// every check of its rows is one the pair stage skips (both accesses reported); visiting
-/// them one by one was three quarters of the kernel's pair stage.
+/// them one by one was two thirds of the kernel's pair stage.
 pub(super) struct Unreported {
     bits: Vec<Vec<u64>>,
     /// (access, bucket, position) of every group, sorted.
