@@ -148,6 +148,7 @@ impl Unreported {
                 words
             })
             .collect();
+        let access = &access;
         let mut at: Vec<(u32, u32, u32)> = buckets
             .iter()
             .enumerate()
@@ -156,9 +157,8 @@ impl Unreported {
                     .order
                     .iter()
                     .enumerate()
-                    .map(move |(p, &g)| (g, b as u32, p as u32))
+                    .map(move |(p, &g)| (access(g), b as u32, p as u32))
             })
-            .map(|(g, b, p)| (access(g), b, p))
             .collect();
         at.sort_unstable();
         Unreported { bits, at }

@@ -33,44 +33,32 @@ impl Summary {
     /// [`Summary::remap`] of a summary not needed any more: its accesses and their witnesses
     /// are moved, not copied (a summary decoded from the cache is renamed at once).
     pub fn into_remapped(self, m: &mut impl IdMap) -> Option<Summary> {
-        let Summary {
-            lockset: locks,
-            ret,
-            accesses,
-            tables,
-            spawns,
-            threads,
-            formal_escapes,
-            formal_self_refs,
-            formal_loads_escape,
-            returns_fresh,
-            member_calls,
-            widened,
-            modelled,
-            coarsened,
-            shared: _,
-        } = self;
-        let (tables, accesses) = remap_accesses(&tables, accesses, m)?;
+        // Fields moved one by one (no `..self`): a new field must say how it is renamed.
+        let (tables, accesses) = remap_accesses(&self.tables, self.accesses, m)?;
         Some(Summary {
-            lockset: lockset(&locks, m)?,
-            ret: value(&ret, m)?,
+            lockset: lockset(&self.lockset, m)?,
+            ret: value(&self.ret, m)?,
             accesses,
             tables,
-            spawns: spawns.iter().map(|s| spawn(s, m)).collect::<Option<_>>()?,
+            spawns: self
+                .spawns
+                .iter()
+                .map(|s| spawn(s, m))
+                .collect::<Option<_>>()?,
             threads: ThreadState {
-                spawned: threads.spawned,
-                live: path_set(&threads.live, m)?,
-                joined: path_set(&threads.joined, m)?,
-                live_starts: threads.live_starts,
+                spawned: self.threads.spawned,
+                live: path_set(&self.threads.live, m)?,
+                joined: path_set(&self.threads.joined, m)?,
+                live_starts: self.threads.live_starts,
             },
-            formal_escapes,
-            formal_self_refs,
-            formal_loads_escape,
-            returns_fresh,
-            member_calls,
-            widened,
-            modelled,
-            coarsened,
+            formal_escapes: self.formal_escapes,
+            formal_self_refs: self.formal_self_refs,
+            formal_loads_escape: self.formal_loads_escape,
+            returns_fresh: self.returns_fresh,
+            member_calls: self.member_calls,
+            widened: self.widened,
+            modelled: self.modelled,
+            coarsened: self.coarsened,
             shared: Vec::new(),
         })
     }
