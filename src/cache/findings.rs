@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::store::{decode, encode};
 use super::{Key, KeyBuilder, Store};
+use crate::race::memo::PairMemo;
 use crate::race::saved::{RunInfo, SavedRun};
 
 /// The cache entry kind of the latest saved run (a fixed key; it names a [`FINDINGS`] entry).
@@ -22,6 +23,37 @@ pub const FINDINGS: &str = "findings";
 /// The cache entry kind naming, per key of what findings depend on but where lines are, the
 /// findings saved last under it (a [`FINDINGS`] key): found by a run whose lines moved.
 pub const LATEST_AT: &str = "findings-latest";
+
+/// The cache entry kind of the pair stage's results by bucket ([`PairMemo`]): the latest run's,
+/// one per setting of the options that change the pair stage.
+pub const PAIRS: &str = "pairs";
+
+/// The key of the latest pair memo for these options. Everything else the buckets' races
+/// depend on is in the memo's own context digest, checked before anything is reused.
+fn pairs_key(per_access: bool, type_alias: bool) -> Key {
+    KeyBuilder::new(PAIRS)
+        .u64(u64::from(per_access))
+        .u64(u64::from(type_alias))
+        .finish()
+}
+
+/// The pair memo the latest run with these options kept; an empty one if there is none (or it
+/// does not decode: reported, and missed).
+pub fn pair_memo(store: &Store, per_access: bool, type_alias: bool) -> PairMemo {
+    store
+        .get_value(PAIRS, &pairs_key(per_access, type_alias))
+        .unwrap_or_default()
+}
+
+/// Keeps `memo` for the next run with these options.
+pub fn save_pair_memo(
+    store: &Store,
+    per_access: bool,
+    type_alias: bool,
+    memo: &PairMemo,
+) -> Result<()> {
+    store.put_value(PAIRS, &pairs_key(per_access, type_alias), memo)
+}
 
 /// The key of the findings saved last under `unplaced` (see [`LATEST_AT`]).
 pub fn latest_at(store: &Store, unplaced: &Key) -> Option<Key> {

@@ -13,6 +13,7 @@ use clap::Args;
 
 use super::{Frontend, InputArgs};
 use crate::cache::file_status::FileStatuses;
+use crate::cache::findings;
 use crate::models::{FamilySwitches, Models};
 use crate::pipeline::{self, EntryOptions};
 use crate::pta::FieldMode;
@@ -281,16 +282,29 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         pool.install(|| pipeline::analyze_cached(&program, &models, &options, store.as_ref()))?;
     super::report_failed_sccs(&program, &analysis.summaries);
     let t2 = Instant::now();
+    // With every summary's content unchanged and the same entries, the pipeline found the
+    // findings saved by the run that computed them: no need to pair accesses again.
+    let place = analysis.findings_place.take().filter(|_| store.is_some());
+    let reused = analysis.findings.take();
+    let reused_findings = reused.is_some();
+    // Else the buckets the latest run paired are replayed where nothing they depend on changed.
+    let per_access = args.per_access;
+    let type_alias = !args.no_type_alias;
+    let previous_pairs = match (&store, reused_findings, &analysis.objects) {
+        (Some(store), false, None) => Some(findings::pair_memo(store, per_access, type_alias)),
+        _ => None,
+    };
     let input = RaceInput {
         program: &program,
         pta: &analysis.pta,
         cg: &analysis.cg,
         summaries: &analysis.summaries,
         entries: &analysis.entries,
-        type_alias: !args.no_type_alias,
-        per_access: args.per_access,
+        type_alias,
+        per_access,
         objects: analysis.objects.as_ref(),
         progress: !quiet,
+        memo: previous_pairs.as_ref(),
     };
     let info = RunInfo {
         units: totals.units,
@@ -320,15 +334,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 .sum(),
         },
     };
-    // With every summary's content unchanged and the same entries, the pipeline found the
-    // findings saved by the run that computed them: no need to pair accesses again.
-    let place = analysis.findings_place.take().filter(|_| store.is_some());
-    let reused = analysis.findings.take();
-    let reused_findings = reused.is_some();
-    let mut run = match reused {
+    let (mut run, next_pairs) = match reused {
         Some(mut run) => {
             run.info = info;
-            run
+            (run, None)
         }
         // The pair stage runs on the analysis pool (`-j`).
         None => pool.install(|| SavedRun::new(&input, info)),
@@ -359,6 +368,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         if let Err(e) = saved {
             eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
         }
+        if let Some(memo) = &next_pairs {
+            if let Err(e) = findings::save_pair_memo(store, per_access, type_alias, memo) {
+                eprintln!("relay: warning: {e:#}; the next run will pair every bucket again");
+            }
+        }
         // A run with these very inputs can take the findings as they are.
         if let (Some(units), true) = (&unit_keys, analysis.summaries.schedule.failed.is_empty()) {
             unchanged.save(store, units, key, messages, problems);
@@ -388,6 +402,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 writeln!(
                     err,
                     "warnings: reused from the cache (nothing they depend on changed)"
+                )?;
+            } else if let Some(memo) = &next_pairs {
+                writeln!(
+                    err,
+                    "pairs: {} bucket(s) replayed from the cache, {} checked",
+                    memo.replayed(),
+                    memo.checked()
                 )?;
             }
         }

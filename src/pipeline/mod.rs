@@ -170,6 +170,7 @@ impl Analysis {
             per_access: self.per_access,
             objects: self.objects.as_ref(),
             progress: false,
+            memo: None,
         };
         race::warnings(&input, filters)
     }

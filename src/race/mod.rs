@@ -8,6 +8,7 @@ mod check;
 pub mod entries;
 pub mod families;
 pub mod filters;
+pub mod memo;
 mod objects;
 pub mod pairs;
 pub mod report;
@@ -70,13 +71,21 @@ pub struct RaceInput<'a> {
     pub objects: Option<&'a crate::pta::inclusion::SiteObjects>,
     /// Progress of the pair stage on stderr.
     pub progress: bool,
+    /// What a previous run's pair stage found by bucket ([`memo`]): its buckets are replayed,
+    /// and this run's are returned for the next. `None`: neither (no cache).
+    pub memo: Option<&'a memo::PairMemo>,
 }
 
-/// Every racing pair before filters, sorted by access locations, with its filter facts.
+/// Every racing pair before filters, sorted by access locations, with its filter facts; and,
+/// when `input.memo` is given, what each bucket found ([`memo`]).
 pub fn pairs_with_facts<'a>(
     input: &RaceInput<'a>,
-) -> (Vec<(pairs::Pair<'a>, FilterFacts)>, PairStats) {
-    let (pairs, stats) = pairs::racing_pairs(input, input.summaries);
+) -> (
+    Vec<(pairs::Pair<'a>, FilterFacts)>,
+    PairStats,
+    Option<memo::PairMemo>,
+) {
+    let (pairs, stats, memo) = pairs::racing_pairs(input, input.summaries);
     let mut finder = FactFinder::new(filters::FilterContext {
         program: input.program,
         pta: input.pta,
@@ -90,12 +99,12 @@ pub fn pairs_with_facts<'a>(
             (p, facts)
         })
         .collect();
-    (pairs, stats)
+    (pairs, stats, memo)
 }
 
 /// All warnings (filtered ones included, marked), sorted by their access locations.
 pub fn warnings<'a>(input: &RaceInput<'a>, config: &FilterConfig) -> (Vec<Warning<'a>>, RaceStats) {
-    let (pairs, pair_stats) = pairs_with_facts(input);
+    let (pairs, pair_stats, _) = pairs_with_facts(input);
     let warnings: Vec<Warning<'a>> = pairs
         .into_iter()
         .map(|(p, facts)| Warning {

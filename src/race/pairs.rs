@@ -7,12 +7,15 @@
 //! of `S`); the classes of the objects the members lie in then separate accesses of one bucket,
 //! unless an object may lie inside another (see [`separates`]).
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, PairContext, Scratch};
+use super::memo::{self, BucketRecord, PairMemo};
 use super::objects::AccessObjects;
 use super::rows::{chunks, Arranged, Chunk, Unreported};
 use super::types::TypeAlias;
@@ -110,7 +113,7 @@ pub struct PairStats {
 
 impl PairStats {
     /// Adds a worker's counts.
-    fn add(&mut self, o: &PairStats) {
+    pub(super) fn add(&mut self, o: &PairStats) {
         self.considered += o.considered;
         self.private_arg += o.private_arg;
         self.type_alias += o.type_alias;
@@ -121,13 +124,14 @@ impl PairStats {
     }
 }
 
-/// All racing pairs between the entries, one per pair of access locations, sorted. Buckets are
-/// paired in parallel (on the current rayon pool); the result does not depend on how many
-/// threads run.
+/// All racing pairs between the entries, one per pair of access locations, sorted, and — when
+/// `input.memo` is given — what each bucket found, for the next run ([`PairMemo`]). Buckets
+/// `input.memo` holds are replayed instead of checked. Buckets are paired in parallel (on the
+/// current rayon pool); the result does not depend on how many threads run.
 pub fn racing_pairs<'a>(
     input: &super::RaceInput<'_>,
     sums: &'a Summaries,
-) -> (Vec<Pair<'a>>, PairStats) {
+) -> (Vec<Pair<'a>>, PairStats, Option<PairMemo>) {
     let mut objects = input.objects.map(AccessObjects::new);
     let types = TypeAlias::new(&input.program.types);
     let beat = Heartbeat::start(input.progress, "pair candidates");
@@ -170,21 +174,71 @@ pub fn racing_pairs<'a>(
         .iter()
         .map(|ids| Arranged::new(ids, |g| groups[g].object))
         .collect();
-    let tasks: Vec<Task> = chunks(&arranged)
-        .into_iter()
-        .map(Task::Rows)
-        .chain(wholes.iter().map(|&w| Task::Whole(w)))
-        .collect();
-    // Tasks: chunks of rows, cut by checks rather than by bucket (one bucket of the kernel
-    // holds tens of thousands of groups and would keep one thread busy for minutes), then the
-    // whole-object accesses. They run in batches of a fixed size, each batch merged in task
-    // order as soon as it is done (holding every task's races until the end ran the kernel out
-    // of memory); a task sees what the batches before it found, so the result does not depend
-    // on the number of threads.
-    let mut found = Found::new(input.per_access);
     let accesses: Vec<u32> = match input.per_access {
         true => number_accesses(groups),
         false => Vec::new(),
+    };
+    let run = Tasks {
+        cx: &cx,
+        groups,
+        arranged: &arranged,
+        members: &members,
+        accesses: &accesses,
+        per_access: input.per_access,
+        progress: &progress,
+    };
+    // The object sets of `--inclusion` are numbered per run: nothing to reuse or keep.
+    let memo = input
+        .memo
+        .filter(|_| input.objects.is_none())
+        .map(|previous| {
+            let context =
+                memo::context_digest(input.program, input.entries, type_alias, input.per_access);
+            let digests = memo::bucket_digests(&arranged, groups, &accesses);
+            (previous, context, digests)
+        });
+    // The buckets the previous run found, replayed (`None`: checked).
+    let mut replayed: Vec<Option<(Found<'a>, BucketRecord)>> = match &memo {
+        Some((previous, context, digests)) => digests
+            .par_iter()
+            .enumerate()
+            .map_init(Scratch::default, |scratch, (b, digest)| {
+                let record = previous.get(context, digest)?;
+                let found = run.replay(b, record, scratch)?;
+                Some((found, record.clone()))
+            })
+            .collect(),
+        None => arranged.iter().map(|_| None).collect(),
+    };
+    // Tasks: chunks of rows, cut by checks rather than by bucket (one bucket of the kernel
+    // holds tens of thousands of groups and would keep one thread busy for minutes), or one
+    // replay per replayed bucket; then the whole-object accesses. They run in batches
+    // ([`batches`]), each merged in task order as soon as it is done (holding every task's
+    // races until the end ran the kernel out of memory); a task sees what the batches before it
+    // found, so the result does not depend on the number of threads.
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut per_bucket = vec![0; arranged.len()];
+    let mut cut = chunks(&arranged).into_iter().peekable();
+    for (b, count) in per_bucket.iter_mut().enumerate() {
+        let from = tasks.len();
+        while let Some(chunk) = cut.next_if(|c| c.bucket == b) {
+            if replayed[b].is_none() {
+                tasks.push(Task::Rows(chunk));
+            }
+        }
+        if replayed[b].is_some() {
+            tasks.push(Task::Replayed(b));
+        }
+        *count = tasks.len() - from;
+    }
+    tasks.extend(wholes.iter().map(|&w| Task::Whole(w)));
+    let mut found = Found::new(input.per_access);
+    // Room for the replayed races at once (growing to them rehashed every race again).
+    found.reserve(replayed.iter().flatten().map(|(f, _)| f.len()).sum());
+    // What each bucket found, for the next run.
+    let mut records: Vec<BucketRecord> = match memo {
+        Some(_) => vec![BucketRecord::default(); arranged.len()],
+        None => Vec::new(),
     };
     // `--per-access`: the accesses with their warning, as the batches so far found them.
     let mut reported = ReportedAccesses::new(accesses.iter().max().map_or(0, |&a| a as usize + 1));
@@ -197,16 +251,8 @@ pub fn racing_pairs<'a>(
     let mut unreported = input
         .per_access
         .then(|| Unreported::new(&arranged, |g| accesses[g]));
-    let run = Tasks {
-        cx: &cx,
-        groups,
-        arranged: &arranged,
-        members: &members,
-        accesses: &accesses,
-        per_access: input.per_access,
-        progress: &progress,
-    };
-    for batch in tasks.chunks(TASKS_PER_BATCH) {
+    for range in batches(&per_bucket, wholes.len()) {
+        let batch = &tasks[range];
         prune_pending(&mut pending, batch, groups, &reported, &accesses);
         let before = Before {
             reported: &reported,
@@ -220,7 +266,25 @@ pub fn racing_pairs<'a>(
                 (local, std::mem::take(&mut scratch.stats))
             })
             .collect();
-        for (local, s) in per_task {
+        for (task, (mut local, mut s)) in batch.iter().zip(per_task) {
+            match task {
+                Task::Replayed(b) => {
+                    if let Some((replay, record)) = replayed[*b].take() {
+                        (local, s) = (replay, record.stats.clone());
+                        if let Some(r) = records.get_mut(*b) {
+                            *r = record;
+                        }
+                    }
+                    progress.advance(arranged[*b].rows() as u64);
+                }
+                Task::Rows(chunk) => {
+                    if let Some(r) = records.get_mut(chunk.bucket) {
+                        r.stats.add(&s);
+                        r.racing.append(&mut local.racing);
+                    }
+                }
+                Task::Whole(_) => {}
+            }
             stats.add(&s);
             reported.extend(local.reported_accesses());
             if let Some(u) = &mut unreported {
@@ -230,7 +294,53 @@ pub fn racing_pairs<'a>(
         }
     }
     progress.finish();
-    (found.into_sorted(), stats)
+    let memo = memo.map(|(_, context, digests)| {
+        let mut next = PairMemo::new(context);
+        let replays = tasks
+            .iter()
+            .filter(|t| matches!(t, Task::Replayed(_)))
+            .count();
+        next.set_counts(replays, arranged.len() - replays);
+        for (digest, record) in digests.into_iter().zip(records) {
+            next.insert(digest, record);
+        }
+        next
+    });
+    (found.into_sorted(), stats, memo)
+}
+
+/// The tasks cut into batches of at most [`TASKS_PER_BATCH`], given how many tasks each bucket
+/// has (its rows, in order) and how many whole-object tasks follow. A bucket's tasks go in the
+/// current batch if they fit, else they start a batch (one with more than a batch's worth
+/// starts one and is cut every [`TASKS_PER_BATCH`] tasks): which of a bucket's checks are
+/// skipped depends on what the earlier batches found of *its* accesses only, so its counts
+/// depend on the bucket alone (the next run may replay them, [`PairMemo`]). The whole-object
+/// tasks start a batch of their own.
+fn batches(per_bucket: &[usize], wholes: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut end) = (0, 0);
+    for &n in per_bucket {
+        if end > start && end - start + n > TASKS_PER_BATCH {
+            out.push(start..end);
+            start = end;
+        }
+        end += n;
+        while end - start >= TASKS_PER_BATCH {
+            out.push(start..start + TASKS_PER_BATCH);
+            start += TASKS_PER_BATCH;
+        }
+    }
+    if end > start {
+        out.push(start..end);
+    }
+    let mut start = end;
+    end += wholes;
+    while start < end {
+        let next = (start + TASKS_PER_BATCH).min(end);
+        out.push(start..next);
+        start = next;
+    }
+    out
 }
 
 /// The races found so far: one warning per pair of first sites and lvalues. The same pair of
@@ -247,6 +357,9 @@ struct Found<'a> {
     /// Per access (numbered by [`number_accesses`]), the first race found with it
     /// (`--per-access` only).
     per_access: Option<FxHashMap<u32, Pair<'a>>>,
+    /// A task's racing checks, as (head, partner) positions of its bucket, in order
+    /// ([`BucketRecord::racing`]); emptied when the task's races are merged.
+    racing: Vec<(u32, u32)>,
 }
 
 /// An access as `--per-access` reports it: its sites and its lvalue (its class, or its path).
@@ -302,6 +415,19 @@ impl<'a> Found<'a> {
         Found {
             at: FxHashMap::default(),
             per_access: per_access.then(FxHashMap::default),
+            racing: Vec::new(),
+        }
+    }
+
+    /// How many races it holds (by access with `--per-access`, else by pair of first sites).
+    fn len(&self) -> usize {
+        self.per_access.as_ref().map_or(self.at.len(), |m| m.len())
+    }
+
+    fn reserve(&mut self, races: usize) {
+        match &mut self.per_access {
+            Some(by_access) => by_access.reserve(races),
+            None => self.at.reserve(races),
         }
     }
 
@@ -392,6 +518,8 @@ enum Task {
     Rows(Chunk),
     /// A whole-object access, with the member accesses of its object.
     Whole(u32),
+    /// A bucket the previous run found (replayed before the batches).
+    Replayed(usize),
 }
 
 /// How many tasks run between two merges ([`racing_pairs`]): enough to keep every thread
@@ -430,15 +558,11 @@ impl<'a> Tasks<'_, 'a> {
         match task {
             Task::Rows(chunk) => {
                 for row in chunk.rows.clone() {
-                    match before.unreported {
-                        Some(u) => self.row_to_unreported(&mut local, done, u, chunk, row, scratch),
-                        None => self.arranged[chunk.bucket].for_each_in_row(row, |x, y| {
-                            self.test(&mut local, done, x, y, scratch);
-                        }),
-                    }
+                    self.row(&mut local, done, before.unreported, chunk, row, scratch);
                     self.progress.advance(1);
                 }
             }
+            Task::Replayed(_) => {}
             Task::Whole(w) => {
                 let w = *w as usize;
                 let object = self.groups[w].within.map(|(o, _)| o);
@@ -469,15 +593,15 @@ impl<'a> Tasks<'_, 'a> {
         local
     }
 
-    /// Row `row` of the chunk's bucket as [`Arranged::for_each_in_row`] checks it, but once its
-    /// head's access has its warning, only the partners whose access had none before the batch
-    /// are visited: [`Tasks::test`] skips the others' checks anyway (both reported), in the
-    /// same order, so the races found are the same.
-    fn row_to_unreported(
+    /// Checks row `row` of the chunk's bucket (its head against each partner, in order). With
+    /// `--per-access` (`unreported`), once the head's access has its warning only the partners
+    /// whose access had none before the batch are visited: [`Tasks::test`] skips the others'
+    /// checks anyway (both reported), in the same order, so the races found are the same.
+    fn row(
         &self,
         local: &mut Found<'a>,
         done: &ReportedAccesses,
-        unreported: &Unreported,
+        unreported: Option<&Unreported>,
         chunk: &Chunk,
         row: usize,
         s: &mut Scratch,
@@ -490,16 +614,38 @@ impl<'a> Tasks<'_, 'a> {
         for range in bucket.partners(row) {
             let mut at = range.start;
             while at < range.end {
-                if head_reported {
-                    match unreported.next(chunk.bucket, at..range.end) {
+                if let (true, Some(u)) = (head_reported, unreported) {
+                    match u.next(chunk.bucket, at..range.end) {
                         Some(next) => at = next,
                         None => break,
                     }
                 }
-                head_reported |= self.test(local, done, head, bucket.group(at), s);
+                if self.test(local, done, head, bucket.group(at), s) {
+                    head_reported = true;
+                    local.racing.push((row as u32, at as u32));
+                }
                 at += 1;
             }
         }
+    }
+
+    /// The races the previous run found in bucket `bucket` (`record`), checked again on this
+    /// run's groups, in the order found: the same races, naming this run's sites. `None` if a
+    /// recorded check is not a race here (a stale or corrupt record): the bucket is checked.
+    fn replay(&self, bucket: usize, record: &BucketRecord, s: &mut Scratch) -> Option<Found<'a>> {
+        let arranged = &self.arranged[bucket];
+        let mut local = Found::new(self.per_access);
+        for &(x, y) in &record.racing {
+            let (x, y) = (x as usize, y as usize);
+            if x >= arranged.rows() || y >= arranged.rows() {
+                return None;
+            }
+            let (gx, gy) = (arranged.group(x), arranged.group(y));
+            let pair = check(self.cx, &self.groups[gx], &self.groups[gy], gx == gy, s)?;
+            local.add(pair, [gx, gy].map(|g| self.accesses.get(g).copied()));
+            local.racing.push((x as u32, y as u32));
+        }
+        Some(local)
     }
 
     /// Whether `--per-access` has group `g`'s access reported already.

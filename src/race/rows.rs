@@ -48,6 +48,11 @@ impl Arranged {
         self.starts.last().copied().unwrap_or(0)
     }
 
+    /// Where each object class's groups start, and the number of placed groups.
+    pub fn starts(&self) -> &[usize] {
+        &self.starts
+    }
+
     pub fn rows(&self) -> usize {
         self.order.len()
     }
@@ -70,6 +75,7 @@ impl Arranged {
     }
 
     /// Calls `f` on the pairs of row `row`, head first.
+    #[cfg(test)]
     pub fn for_each_in_row(&self, row: usize, mut f: impl FnMut(usize, usize)) {
         let head = self.order[row];
         for range in self.partners(row) {

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use rayon::prelude::*;
 
+use super::memo::PairMemo;
 use super::report::{ClassIndex, Group, RenderedFrom, ReportBuilder};
 use super::{pairs_with_facts, Filter, FilterConfig, FilterFacts, PairStats, RaceInput, RaceStats};
 use crate::cache::store::{decode, encode};
@@ -210,10 +211,11 @@ pub struct SavedRun {
 }
 
 impl SavedRun {
-    /// The warnings of an analysis, before filters, with what every report needs. `times` is
+    /// The warnings of an analysis, before filters, with what every report needs, and (when
+    /// `input.memo` is given) what the pair stage found by bucket, for the next run. `times` is
     /// left empty for the caller to fill.
-    pub fn new(input: &RaceInput<'_>, info: RunInfo) -> SavedRun {
-        let (pairs, stats) = pairs_with_facts(input);
+    pub fn new(input: &RaceInput<'_>, info: RunInfo) -> (SavedRun, Option<PairMemo>) {
+        let (pairs, stats, memo) = pairs_with_facts(input);
         let classes = ClassIndex::default();
         let builder = || {
             ReportBuilder::new(
@@ -253,7 +255,7 @@ impl SavedRun {
         let (parts, mut rendered): (Vec<_>, Vec<_>) = slices.into_iter().unzip();
         rendered.push(b.rendered_from());
         let (warnings, files) = with_sorted_files(parts);
-        SavedRun {
+        let run = SavedRun {
             info,
             warnings,
             files,
@@ -266,7 +268,8 @@ impl SavedRun {
             times: Vec::new(),
             relocation: Default::default(),
             rendered: RenderedFrom::union(rendered),
-        }
+        };
+        (run, memo)
     }
 
     /// Rewrites every location the report data names (warnings, callback entries).

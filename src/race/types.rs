@@ -33,7 +33,7 @@ use crate::summary::{Path, Root, Step};
 
 /// What C's aliasing rules know of one access: the scalar types of the memory it touches and
 /// the member it lies in.
-#[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
+#[derive(Copy, Clone, Default, PartialEq, Eq, Hash, Debug)]
 pub(super) struct AccessType {
     scalar: Option<Scalars>,
     member: Option<MemberPlace>,
@@ -42,7 +42,7 @@ pub(super) struct AccessType {
 }
 
 /// A global variable's object: what its declared type holds.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 struct GlobalObject {
     /// The record key of its type (or of its arrays' elements), when it is a record.
     record: Option<u32>,
@@ -56,7 +56,7 @@ struct GlobalObject {
 
 /// A set of alias classes, one bit each: the scalar objects an access may touch (a whole
 /// record's are its members'). `None` where they are unknown: any memory.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 struct Scalars(u16);
 
 impl Scalars {
@@ -78,7 +78,7 @@ impl Scalars {
 }
 
 /// The member of a record an access lies in, by record keys ([`RecordKeys`]).
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 struct MemberPlace {
     /// The record of the last member on the path.
     record: u32,
@@ -88,6 +88,7 @@ struct MemberPlace {
 
 /// The program's records as the member rule reads them: one key per tag (or anonymous
 /// members' names), what each key's objects may hold, and the unions each may lie in.
+#[derive(Hash)]
 pub(super) struct TypeAlias {
     key: Vec<u32>,
     /// Per key: the keys of every record its objects hold (transitively, itself included), sorted.

@@ -1,0 +1,169 @@
+//! The pair stage's memo (`relay::race::memo`): a run that replays the buckets a previous run
+//! found must find what a run that checks every bucket finds — the same races, the same counts —
+//! whether it replays all of them (nothing changed) or some (an edit changed a few buckets).
+
+mod common;
+
+use std::path::Path;
+
+use common::{c_fixtures, program_of};
+use relay::link::Program;
+use relay::models::Models;
+use relay::pipeline::{self, Analysis};
+use relay::race::memo::PairMemo;
+use relay::race::{pairs_with_facts, PairStats, RaceInput};
+
+fn analysis_of(program: &mut Program, name: &str) -> Analysis {
+    // As `relay analyze` builds it: calls to the models' trampolines are calls through a member.
+    relay::link::trampolines::rewrite(program, Models::builtin_ref().trampolines());
+    pipeline::analyze(
+        program,
+        Models::builtin_ref(),
+        &pipeline::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e:#}"))
+}
+
+/// The racing pairs (printed) and counts of the pair stage given `memo`, and the memo it
+/// returns.
+fn pair_stage(
+    program: &Program,
+    analysis: &Analysis,
+    per_access: bool,
+    memo: Option<&PairMemo>,
+) -> (String, PairStats, Option<PairMemo>) {
+    let input = RaceInput {
+        program,
+        pta: &analysis.pta,
+        cg: &analysis.cg,
+        summaries: &analysis.summaries,
+        entries: &analysis.entries,
+        type_alias: true,
+        per_access,
+        objects: None,
+        progress: false,
+        memo,
+    };
+    let (pairs, stats, next) = pairs_with_facts(&input);
+    (format!("{pairs:#?}"), stats, next)
+}
+
+/// Every race fixture, in both reporting modes: the first run with a memo checks every bucket,
+/// the second replays every one of them; both find what a run without a memo finds.
+#[test]
+fn replaying_every_bucket_finds_what_checking_them_finds() {
+    for path in c_fixtures("race") {
+        let name = path.display().to_string();
+        let mut program = program_of(&path);
+        let analysis = analysis_of(&mut program, &name);
+        for per_access in [false, true] {
+            let at = format!("{name} (per access: {per_access})");
+            let (plain, stats, none) = pair_stage(&program, &analysis, per_access, None);
+            assert!(none.is_none(), "{at}: no memo asked for, none made");
+            let empty = PairMemo::default();
+            let (first, first_stats, memo) =
+                pair_stage(&program, &analysis, per_access, Some(&empty));
+            let memo = memo.expect("a memo");
+            assert_eq!(
+                (memo.replayed(), memo.checked()),
+                (0, stats.buckets),
+                "{at}"
+            );
+            let (second, second_stats, again) =
+                pair_stage(&program, &analysis, per_access, Some(&memo));
+            let again = again.expect("a memo");
+            assert_eq!(
+                (again.replayed(), again.checked()),
+                (stats.buckets, 0),
+                "{at}"
+            );
+            assert_eq!(first, plain, "{at}: checked with a memo");
+            assert_eq!(second, plain, "{at}: replayed");
+            assert_eq!(first_stats, stats, "{at}");
+            assert_eq!(second_stats, stats, "{at}");
+        }
+    }
+}
+
+/// Two threads on four globals; `EDIT` is replaced to make the versions of the program.
+const PROGRAM: &str = r#"
+#include <pthread.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static int a, b, c, d;
+static void *one(void *arg)
+{
+    pthread_mutex_lock(&m);
+    a++;
+    b++;
+    pthread_mutex_unlock(&m);
+    c++;
+    EDIT
+    return arg;
+}
+static void *two(void *arg)
+{
+    pthread_mutex_lock(&m);
+    a = 1;
+    pthread_mutex_unlock(&m);
+    b = 2;
+    c = 3;
+    d = 4;
+    return arg;
+}
+int main(void)
+{
+    pthread_t t, u;
+    pthread_create(&t, 0, one, 0);
+    pthread_create(&u, 0, two, 0);
+    pthread_join(t, 0);
+    pthread_join(u, 0);
+    return d;
+}
+"#;
+
+fn version(dir: &Path, edit: &str) -> Program {
+    let path = dir.join(format!("v{}.c", edit.len()));
+    std::fs::write(&path, PROGRAM.replace("EDIT", edit)).unwrap();
+    program_of(&path)
+}
+
+/// A sequence of edits, each run given the memo of the run before: `d` accessed by both
+/// threads (one bucket gains a group and a race), then under the lock in one thread (a group's
+/// lockset changes: the bucket is checked again, though it still races), then unlocked again. Each run checks only the buckets the edit changed and replays the others; each finds
+/// what checking every bucket of its program finds.
+#[test]
+fn an_edit_checks_only_the_buckets_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let edits = [
+        "",
+        "d--;",
+        "pthread_mutex_lock(&m); d--; pthread_mutex_unlock(&m);",
+        "d--;",
+    ];
+    for per_access in [false, true] {
+        let mut memo = PairMemo::default();
+        for (i, edit) in edits.iter().enumerate() {
+            let at = format!("edit {i} (per access: {per_access})");
+            let mut program = version(dir.path(), edit);
+            let analysis = analysis_of(&mut program, edit);
+            let (plain, stats, _) = pair_stage(&program, &analysis, per_access, None);
+            let (edited, edited_stats, next) =
+                pair_stage(&program, &analysis, per_access, Some(&memo));
+            let next = next.expect("a memo");
+            if i == 0 {
+                assert_eq!(next.checked(), stats.buckets, "{at}: nothing to replay");
+            } else {
+                assert_eq!(next.checked(), 1, "{at}: only d's bucket");
+                assert_eq!(next.replayed(), stats.buckets - 1, "{at}");
+            }
+            assert_eq!(edited, plain, "{at}");
+            assert_eq!(edited_stats, stats, "{at}");
+            assert_eq!(
+                plain.matches("Pair {").count(),
+                [2, 3, 3, 3][i],
+                "{at}: {plain}"
+            );
+            memo = next;
+        }
+    }
+}
