@@ -488,7 +488,9 @@ fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
     let cache = tempfile::tempdir().unwrap();
     let store = Store::open(cache.path()).unwrap();
     // Analyses `text` with the cache, checks the summaries against a run without it, and gives
-    // the steps of the collapsed SCC's fixpoint that were analysed and replayed.
+    // the steps of the collapsed SCC's fixpoint that were analysed and replayed (`kept`: the
+    // members stored without being encoded again).
+    let kept = std::cell::Cell::new(0);
     let run = |text: &str| {
         let file = dir.path().join("ring.c");
         std::fs::write(&file, text).unwrap();
@@ -498,6 +500,7 @@ fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
         assert_same(&p, &s.summaries, &fresh.summaries, text);
         assert_eq!(s.summaries.stats.collapsed_sccs, 1);
         let st = s.summaries.schedule.stats;
+        kept.set(s.cache.map_or(0, |c| c.kept));
         (st.analyze_calls, st.replayed_steps)
     };
     let (cold, replayed) = run(RING);
@@ -515,6 +518,10 @@ fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
         replayed > 0 && guarded < cold,
         "{guarded} analysed, {replayed} replayed"
     );
+    // The members whose summaries did not change kept their stored form; a run of the same
+    // text loads them from it (and `run` compares them with computed ones).
+    assert!((1..5).contains(&kept.get()), "{} kept", kept.get());
+    assert_eq!(run(&guarded_text), (0, 0));
     // w3 now returns holding the lock: w2's access after the call is guarded by it too, so
     // w2's steps that read w3's new summary run as well.
     let held = RING.replace(
@@ -526,6 +533,11 @@ fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
         replayed > 0 && analysed > guarded,
         "{analysed} analysed, {replayed} replayed"
     );
+    // w2's summary changed, its locations did not: only its step digest tells it must be
+    // encoded again. w0, w1 and w4 kept theirs (a run of the same text loads what was
+    // stored, checked by `run`).
+    assert_eq!(kept.get(), 3);
+    assert_eq!(run(&held), (0, 0));
     // Each run that made summaries wrote them to a pack of its own; packs less than half
     // referred to were compacted away.
     let packs = || walk(&cache.path().join("summary-step-pack"));

@@ -307,5 +307,12 @@ pub fn report_summary_cache(
             st.replayed_steps, st.analyze_calls
         )?;
     }
+    if let Some(c) = cache.filter(|c| c.kept > 0) {
+        writeln!(
+            out,
+            "summaries: {} member(s) of re-analysed collapsed SCCs stored as before (not encoded again)",
+            c.kept
+        )?;
+    }
     Ok(())
 }

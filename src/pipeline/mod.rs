@@ -314,6 +314,7 @@ fn summarize_inner(
                 stored: 0,
                 loaded: 0,
                 unportable: 0,
+                kept: 0,
             }),
         };
     }

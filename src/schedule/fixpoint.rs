@@ -60,6 +60,8 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         done,
         max_rounds,
     };
+    // With memoised steps: the digests of the summaries the fixpoint ended with.
+    let mut digests: Option<Vec<Option<Digest>>> = None;
     let mut local = if !scc.recursive {
         scope.once(&mut run)
     } else {
@@ -67,7 +69,7 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         let memo = steps.as_deref();
         // A replayed summary the store lost: the fixpoint is run again, analysing (and
         // recording) every step.
-        let local = scope.fixpoint(memo, true, &mut run).unwrap_or_else(|| {
+        let (local, ended) = scope.fixpoint(memo, true, &mut run).unwrap_or_else(|| {
             run = SccRun::default();
             scope
                 .fixpoint(memo, false, &mut run)
@@ -75,13 +77,14 @@ pub(super) fn analyze_scc<A: SccAnalysis>(
         });
         if let Some(memo) = memo {
             memo.finish();
+            digests = Some(ended);
         }
         local
     };
     analysis.complete(scc, &mut local);
     // Handed to the analysis, then made visible to callers.
     let refs: Vec<Option<&A::Summary>> = local.iter().map(Option::as_deref).collect();
-    analysis.finished(scc, &refs);
+    analysis.finished(scc, &refs, digests.as_deref());
     for (&f, s) in funcs.iter().zip(local) {
         done.set(f, s);
     }
@@ -160,7 +163,7 @@ impl<A: SccAnalysis> Scope<'_, A> {
         memo: Option<&dyn StepMemo<A::Summary>>,
         replay: bool,
         run: &mut SccRun,
-    ) -> Option<Vec<Option<Arc<A::Summary>>>> {
+    ) -> Option<Ended<A::Summary>> {
         let funcs = self.functions();
         let graph = SccGraph::new(self.cg, funcs);
         let mut current: Vec<Current<A::Summary>> = (0..funcs.len())
@@ -265,9 +268,13 @@ impl<A: SccAnalysis> Scope<'_, A> {
             .into_par_iter()
             .map(|q| read(&current, q))
             .collect();
-        (!lost.load(Ordering::SeqCst)).then_some(local)
+        let digests = current.iter().map(|c| c.digest).collect();
+        (!lost.load(Ordering::SeqCst)).then_some((local, digests))
     }
 }
+
+/// The summaries a fixpoint ended with, and their digests (with memoised steps).
+type Ended<S> = (Vec<Option<Arc<S>>>, Vec<Option<Digest>>);
 
 /// What one step did to its member's summary.
 enum Step<S> {

@@ -104,9 +104,16 @@ pub trait SccAnalysis: Sync {
     }
 
     /// Called with the summaries of every analysed SCC before its callers can start. A cache
-    /// stores them here.
-    fn finished(&self, scc: &Scc, summaries: &[Option<&Self::Summary>]) {
-        let _ = (scc, summaries);
+    /// stores them here. `digests`: when the SCC's steps were memoised ([`SccAnalysis::steps`]),
+    /// the digest of each member's summary as the fixpoint ended (before
+    /// [`SccAnalysis::complete`]), as [`StepMemo::record`] gave it.
+    fn finished(
+        &self,
+        scc: &Scc,
+        summaries: &[Option<&Self::Summary>],
+        digests: Option<&[Option<Digest>]>,
+    ) {
+        let _ = (scc, summaries, digests);
     }
 
     /// Whether `f`'s summary must be in [`Schedule::summaries`] at the end. The others are

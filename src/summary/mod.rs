@@ -166,8 +166,14 @@ pub trait SummaryStore: Sync {
     /// How many summaries found stored could not be loaded: a run that read none of them
     /// must be repeated.
     fn lost(&self) -> usize;
-    /// The summaries just computed for `scc`.
-    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]);
+    /// The summaries just computed for `scc`; `digests` as [`crate::schedule::SccAnalysis::finished`]
+    /// gives them.
+    fn finished(
+        &self,
+        scc: &Scc,
+        summaries: &[Option<&Summary>],
+        digests: Option<&[Option<Digest>]>,
+    );
     /// The steps of collapsed `scc`'s fixpoint, if the store keeps them.
     fn scc_steps(&self, scc: &Scc) -> Option<Box<dyn SccSteps + '_>>;
 }
@@ -358,9 +364,14 @@ impl SccAnalysis for Context<'_> {
         store.load(f, &self.shared_sets)
     }
 
-    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
+    fn finished(
+        &self,
+        scc: &Scc,
+        summaries: &[Option<&Summary>],
+        digests: Option<&[Option<Digest>]>,
+    ) {
         if let Some(store) = self.store {
-            store.finished(scc, summaries);
+            store.finished(scc, summaries, digests);
         }
         let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         for (&f, s) in scc.functions.iter().zip(summaries) {

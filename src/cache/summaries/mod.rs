@@ -34,6 +34,7 @@
 //! an entry per SCC ([`metas`]). A collapsed SCC also keeps the steps of its latest fixpoint,
 //! so that a re-run replays those an edit does not reach ([`steps`]).
 
+mod finals;
 mod metas;
 mod steps;
 
@@ -53,6 +54,7 @@ use crate::ir::{FuncId, Loc, Name};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
+use crate::schedule::Digest;
 use crate::summary::chain::{self, ChainTable};
 use crate::summary::intern;
 use crate::summary::remap::IdMap;
@@ -123,6 +125,9 @@ pub struct SummaryCacheStats {
     pub loaded: usize,
     /// SCCs whose summaries could not be stored (an id without a portable form).
     pub unportable: usize,
+    /// Summaries of re-analysed collapsed SCCs stored as their fixpoint's last run stored
+    /// them, without encoding them again ([`finals`]).
+    pub kept: usize,
 }
 
 /// The summaries cache of one run (see the module documentation).
@@ -147,6 +152,7 @@ pub struct SummaryCache<'a> {
     loaded: AtomicUsize,
     lost: AtomicUsize,
     unportable: AtomicUsize,
+    kept: AtomicUsize,
 }
 
 /// The options that change summaries.
@@ -211,6 +217,7 @@ impl<'a> SummaryCache<'a> {
             loaded: AtomicUsize::new(0),
             lost: AtomicUsize::new(0),
             unportable: AtomicUsize::new(0),
+            kept: AtomicUsize::new(0),
         })
     }
 
@@ -221,6 +228,7 @@ impl<'a> SummaryCache<'a> {
             stored: self.stored.load(Ordering::Relaxed),
             loaded: self.loaded.load(Ordering::Relaxed),
             unportable: self.unportable.load(Ordering::Relaxed),
+            kept: self.kept.load(Ordering::Relaxed),
         }
     }
 
@@ -410,18 +418,30 @@ impl<'a> SummaryCache<'a> {
         Some(self.program.functions.get(f.index())?.body.as_ref()?.loc)
     }
 
-    /// `s` in portable form, its locations ranked among their functions' own (what an SCC's
-    /// entry stores).
-    fn encode(&self, f: FuncId, s: &Summary) -> Option<Vec<u8>> {
-        self.encode_as(f, s, LocForm::Ranked)
-    }
-
     fn encode_as(&self, f: FuncId, s: &Summary, form: LocForm) -> Option<Vec<u8>> {
         // The renamed copies are in transit: not interned.
-        intern::transient(|| self.encode_transient(f, s, form))
+        intern::transient(|| self.encode_transient(f, s, form, &mut Vec::new()))
     }
 
-    fn encode_transient(&self, f: FuncId, s: &Summary, form: LocForm) -> Option<Vec<u8>> {
+    /// `s` in portable form, its locations ranked among their functions' own (what an SCC's
+    /// entry stores), and the functions whose own locations rank them (sorted).
+    fn encode_naming_owners(&self, f: FuncId, s: &Summary) -> Option<(Vec<u8>, Vec<FuncId>)> {
+        let mut owners = Vec::new();
+        let bytes =
+            intern::transient(|| self.encode_transient(f, s, LocForm::Ranked, &mut owners))?;
+        owners.sort_unstable();
+        owners.dedup();
+        Some((bytes, owners))
+    }
+
+    /// `owners` gets the function of every location (in [`LocForm::Ranked`]).
+    fn encode_transient(
+        &self,
+        f: FuncId,
+        s: &Summary,
+        form: LocForm,
+        owners: &mut Vec<FuncId>,
+    ) -> Option<Vec<u8>> {
         let mut used = NameCollector {
             names: Vec::new(),
             private: FxHashMap::default(),
@@ -464,6 +484,7 @@ impl<'a> SummaryCache<'a> {
         summary.map_locs(f, &mut |l, owner| match form {
             LocForm::Relative => self.relative_loc(l, owner),
             LocForm::Ranked => {
+                owners.push(owner);
                 let rank = self.own_locs[owner.index()]
                     .get()
                     .and_then(|own| own.binary_search(&l).ok());
@@ -668,29 +689,45 @@ impl SummaryStore for SummaryCache<'_> {
         Some(Box::new(steps))
     }
 
-    fn finished(&self, scc: &Scc, summaries: &[Option<&Summary>]) {
+    fn finished(
+        &self,
+        scc: &Scc,
+        summaries: &[Option<&Summary>],
+        digests: Option<&[Option<Digest>]>,
+    ) {
         let key = self.key(scc);
         // Before encoding: a member's summary names the other members' own locations.
         for (&f, locs) in scc.functions.iter().zip(scc_own_locs(scc, summaries)) {
             let _ = self.own_locs[f.index()].set(locs);
         }
         // Each summary is written as soon as it is encoded, in parallel: an SCC's summaries
-        // encoded at once took SQLite's largest SCC past 3 GB.
-        let stored: Option<Vec<(Key, Option<SummaryFacts>)>> = scc
+        // encoded at once took SQLite's largest SCC past 3 GB. A collapsed SCC's member whose
+        // fixpoint ended on the summary it ended on last time is not encoded again
+        // ([`finals`]).
+        let finals = digests.map(|d| (self.finals(scc), d));
+        let stored: Option<Vec<StoredMember>> = scc
             .functions
             .par_iter()
             .zip(summaries.par_iter())
-            .map(|(&f, s)| match s {
+            .enumerate()
+            .map(|(i, (&f, s))| match s {
                 Some(s) => {
-                    let blob = self.encode(f, s)?;
-                    let c = content_key(&blob);
-                    // Content-addressed: an entry already there holds these very bytes.
-                    if !self.store.entry_path(KIND, &c).exists() {
-                        self.store.put_or_warn(KIND, &c, &blob);
-                    }
-                    Some((c, Some(SummaryFacts::of(s))))
+                    let step = finals.as_ref().and_then(|(fin, d)| Some((fin, d[i]?)));
+                    let (c, made) = match step.and_then(|(fin, d)| fin.reuse(f, &d)) {
+                        Some(made) => (Key(made.content), made),
+                        None => {
+                            let (blob, owners) = self.encode_naming_owners(f, s)?;
+                            let c = content_key(&blob);
+                            // Content-addressed: an entry already there holds these very bytes.
+                            if !self.store.entry_path(KIND, &c).exists() {
+                                self.store.put_or_warn(KIND, &c, &blob);
+                            }
+                            (c, finals::Final::new(f, step.map(|(_, d)| d), c, owners))
+                        }
+                    };
+                    Some((c, Some(SummaryFacts::of(s)), Some(made)))
                 }
-                None => Some((none_key(&key), None)),
+                None => Some((none_key(&key), None, None)),
             })
             .collect();
         let Some(stored) = stored else {
@@ -705,8 +742,11 @@ impl SummaryStore for SummaryCache<'_> {
             self.unportable.fetch_add(1, Ordering::Relaxed);
             return;
         };
+        if let Some((finals, _)) = &finals {
+            finals.save(stored.iter().filter_map(|(_, _, made)| made.as_ref()));
+        }
         let mut entry = Vec::with_capacity(stored.len());
-        for (&f, (content, facts)) in scc.functions.iter().zip(stored) {
+        for (&f, (content, facts, _)) in scc.functions.iter().zip(stored) {
             self.set_content(f, content);
             let own = self.own_locs[f.index()]
                 .get()
@@ -724,6 +764,10 @@ impl SummaryStore for SummaryCache<'_> {
         self.stored.fetch_add(1, Ordering::Relaxed);
     }
 }
+
+/// A member of a finished SCC as stored: its content key, its facts, and (with a summary) its
+/// [`finals::Final`].
+type StoredMember = (Key, Option<SummaryFacts>, Option<finals::Final>);
 
 /// Records the names and private classes a summary uses; checks every class has a portable
 /// form.
