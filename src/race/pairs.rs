@@ -729,9 +729,9 @@ impl ReportedAccesses {
 fn number_accesses(groups: &[Group<'_>]) -> Vec<u32> {
     let ids: Vec<AccessId> = groups.iter().map(|g| AccessId::of(&g.access)).collect();
     let mut sorted = ids.clone();
-    sorted.sort_unstable();
+    sorted.par_sort_unstable();
     sorted.dedup();
-    ids.iter()
+    ids.par_iter()
         .map(|id| sorted.partition_point(|x| x < id) as u32)
         .collect()
 }

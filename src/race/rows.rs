@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use rayon::slice::ParallelSliceMut;
+
 /// One bucket's groups arranged for pairing: those of one object class together (groups whose
 /// object classes prove them apart are never paired: a bucket is one member of one record, over
 /// every object of that record), and those in no known object, paired with every group.
@@ -166,7 +168,7 @@ impl Unreported {
                     .map(move |(p, &g)| (access(g), b as u32, p as u32))
             })
             .collect();
-        at.sort_unstable();
+        at.par_sort_unstable();
         Unreported { bits, at }
     }
 
