@@ -64,17 +64,20 @@ pub(super) struct BucketRecord {
 }
 
 impl PairMemo {
-    /// An empty memo of a run with context `context`.
-    pub(super) fn new(context: Digest) -> PairMemo {
+    /// The memo of a run with context `context`, whose buckets (their digests) found what
+    /// `records` says, `replayed` of them replayed.
+    pub(super) fn of_run(
+        context: Digest,
+        records: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
+        replayed: usize,
+    ) -> PairMemo {
+        let checked = records.len().saturating_sub(replayed);
         PairMemo {
             context,
-            ..PairMemo::default()
+            buckets: records.collect(),
+            replayed,
+            checked,
         }
-    }
-
-    /// Records that the run that made it replayed `replayed` buckets and checked `checked`.
-    pub(super) fn set_counts(&mut self, replayed: usize, checked: usize) {
-        (self.replayed, self.checked) = (replayed, checked);
     }
 
     /// How many buckets the run that made it replayed from the previous run's memo.
@@ -93,10 +96,6 @@ impl PairMemo {
         (self.context == *context)
             .then(|| self.buckets.get(digest))
             .flatten()
-    }
-
-    pub(super) fn insert(&mut self, digest: Digest, record: BucketRecord) {
-        self.buckets.insert(digest, record);
     }
 }
 
@@ -163,18 +162,19 @@ pub(super) fn context_digest(
 
 /// The digests of the entry lists of collapsed SCCs' performers, by address (they are shared
 /// by every access of the SCC, and long: hashed once each).
-pub(super) struct ListDigests(FxHashMap<*const [usize], Digest>);
+pub(super) struct ListDigests(FxHashMap<usize, Digest>);
 
-// The addresses are only compared, never dereferenced.
-unsafe impl Sync for ListDigests {}
-unsafe impl Send for ListDigests {}
+/// A list's address, as [`ListDigests`] keys it (only compared, never dereferenced).
+fn address(list: &Arc<[usize]>) -> usize {
+    Arc::as_ptr(list).cast::<usize>() as usize
+}
 
 impl ListDigests {
     pub fn new(groups: &[Group<'_>]) -> ListDigests {
         let mut map = FxHashMap::default();
         for g in groups {
             if let Performers::Reaching { entries, .. } = &g.performers {
-                map.entry(Arc::as_ptr(entries)).or_insert_with(|| {
+                map.entry(address(entries)).or_insert_with(|| {
                     let mut h = Blake::new("entries");
                     entries.hash(&mut h);
                     h.digest()
@@ -246,7 +246,7 @@ fn bucket_digest(
             }
             Performers::Reaching { entries, .. } => {
                 1u8.hash(&mut h);
-                lists.0.get(&Arc::as_ptr(entries)).hash(&mut h);
+                lists.0.get(&address(entries)).hash(&mut h);
             }
         }
         // Which earlier group of the bucket is the same access, if any.

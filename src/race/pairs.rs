@@ -216,22 +216,7 @@ pub fn racing_pairs<'a>(
     // ([`batches`]), each merged in task order as soon as it is done (holding every task's
     // races until the end ran the kernel out of memory); a task sees what the batches before it
     // found, so the result does not depend on the number of threads.
-    let mut tasks: Vec<Task> = Vec::new();
-    let mut per_bucket = vec![0; arranged.len()];
-    let mut cut = chunks(&arranged).into_iter().peekable();
-    for (b, count) in per_bucket.iter_mut().enumerate() {
-        let from = tasks.len();
-        while let Some(chunk) = cut.next_if(|c| c.bucket == b) {
-            if replayed[b].is_none() {
-                tasks.push(Task::Rows(chunk));
-            }
-        }
-        if replayed[b].is_some() {
-            tasks.push(Task::Replayed(b));
-        }
-        *count = tasks.len() - from;
-    }
-    tasks.extend(wholes.iter().map(|&w| Task::Whole(w)));
+    let (tasks, per_bucket) = plan(&arranged, |b| replayed[b].is_some(), &wholes);
     let mut found = Found::new(input.per_access);
     // Room for the replayed races at once (growing to them rehashed every race again).
     found.reserve(replayed.iter().flatten().map(|(f, _)| f.len()).sum());
@@ -295,18 +280,39 @@ pub fn racing_pairs<'a>(
     }
     progress.finish();
     let memo = memo.map(|(_, context, digests)| {
-        let mut next = PairMemo::new(context);
         let replays = tasks
             .iter()
             .filter(|t| matches!(t, Task::Replayed(_)))
             .count();
-        next.set_counts(replays, arranged.len() - replays);
-        for (digest, record) in digests.into_iter().zip(records) {
-            next.insert(digest, record);
-        }
-        next
+        PairMemo::of_run(context, digests.into_iter().zip(records), replays)
     });
     (found.into_sorted(), stats, memo)
+}
+
+/// The tasks of the pair stage, bucket by bucket (its chunks of rows, or one replay when
+/// `replayed` says so), then the whole-object accesses; and how many tasks each bucket has.
+fn plan(
+    arranged: &[Arranged],
+    replayed: impl Fn(usize) -> bool,
+    wholes: &[u32],
+) -> (Vec<Task>, Vec<usize>) {
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut per_bucket = vec![0; arranged.len()];
+    let mut cut = chunks(arranged).into_iter().peekable();
+    for (b, count) in per_bucket.iter_mut().enumerate() {
+        let from = tasks.len();
+        while let Some(chunk) = cut.next_if(|c| c.bucket == b) {
+            if !replayed(b) {
+                tasks.push(Task::Rows(chunk));
+            }
+        }
+        if replayed(b) {
+            tasks.push(Task::Replayed(b));
+        }
+        *count = tasks.len() - from;
+    }
+    tasks.extend(wholes.iter().map(|&w| Task::Whole(w)));
+    (tasks, per_bucket)
 }
 
 /// The tasks cut into batches of at most [`TASKS_PER_BATCH`], given how many tasks each bucket
