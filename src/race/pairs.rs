@@ -315,38 +315,51 @@ fn plan(
     (tasks, per_bucket)
 }
 
-/// The tasks cut into batches of at most [`TASKS_PER_BATCH`], given how many tasks each bucket
-/// has (its rows, in order) and how many whole-object tasks follow. A bucket's tasks go in the
-/// current batch if they fit, else they start a batch (one with more than a batch's worth
-/// starts one and is cut every [`TASKS_PER_BATCH`] tasks): which of a bucket's checks are
-/// skipped depends on what the earlier batches found of *its* accesses only, so its counts
-/// depend on the bucket alone (the next run may replay them, [`PairMemo`]). The whole-object
-/// tasks start a batch of their own.
+/// The tasks cut into batches, given how many tasks each bucket has (its rows, in order) and
+/// how many whole-object tasks follow. A bucket's tasks are cut into segments of
+/// [`TASKS_PER_BATCH`] from its own start; segments are added to the current batch, which is
+/// closed once it holds [`TASKS_PER_BATCH`] tasks or more (so a batch holds fewer than twice
+/// that). A full segment thus ends its batch: which of a bucket's tasks share a batch — and so
+/// which of its checks are skipped, and its counts — depends on the bucket alone (the next run
+/// may replay them, [`PairMemo`]). The whole-object tasks start a batch of their own, cut the
+/// same way: where they start does not depend on which buckets were replayed.
 fn batches(per_bucket: &[usize], wholes: usize) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let (mut start, mut end) = (0, 0);
+    let mut cut = Batches::default();
     for &n in per_bucket {
-        if end > start && end - start + n > TASKS_PER_BATCH {
-            out.push(start..end);
-            start = end;
+        cut.add(n);
+    }
+    cut.close();
+    cut.add(wholes);
+    cut.close();
+    cut.out
+}
+
+/// The batches cut so far ([`batches`]), and the current one.
+#[derive(Default)]
+struct Batches {
+    out: Vec<Range<usize>>,
+    current: Range<usize>,
+}
+
+impl Batches {
+    /// Adds a bucket's `n` tasks, segment by segment.
+    fn add(&mut self, n: usize) {
+        for segment in (0..n).step_by(TASKS_PER_BATCH) {
+            self.current.end += (n - segment).min(TASKS_PER_BATCH);
+            if self.current.len() >= TASKS_PER_BATCH {
+                self.close();
+            }
         }
-        end += n;
-        while end - start >= TASKS_PER_BATCH {
-            out.push(start..start + TASKS_PER_BATCH);
-            start += TASKS_PER_BATCH;
+    }
+
+    /// Ends the current batch, unless it is empty.
+    fn close(&mut self) {
+        if !self.current.is_empty() {
+            let end = self.current.end;
+            self.out
+                .push(std::mem::replace(&mut self.current, end..end));
         }
     }
-    if end > start {
-        out.push(start..end);
-    }
-    let mut start = end;
-    end += wholes;
-    while start < end {
-        let next = (start + TASKS_PER_BATCH).min(end);
-        out.push(start..next);
-        start = next;
-    }
-    out
 }
 
 /// The races found so far: one warning per pair of first sites and lvalues. The same pair of
@@ -780,6 +793,50 @@ fn whole_object_pair<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every task is in one batch, in order; a batch holds fewer than twice
+    /// [`TASKS_PER_BATCH`] tasks; which of a bucket's tasks share a batch does not depend on
+    /// the buckets before it; the whole-object tasks start a batch.
+    #[test]
+    fn batches_group_a_buckets_tasks_as_if_it_were_alone() {
+        let per_bucket = [1, 5, 63, 64, 200, 3, 130, 64, 1, 70, 0, 2];
+        let wholes = 150;
+        let cut = batches(&per_bucket, wholes);
+        let flat: Vec<usize> = cut.iter().flat_map(|r| r.clone()).collect();
+        let total = per_bucket.iter().sum::<usize>() + wholes;
+        assert_eq!(flat, (0..total).collect::<Vec<_>>());
+        assert!(cut
+            .iter()
+            .all(|r| !r.is_empty() && r.len() < 2 * TASKS_PER_BATCH));
+        // Per task, the batch it is in.
+        let batch_of = |cut: &[Range<usize>], t: usize| cut.iter().position(|r| r.contains(&t));
+        // How a bucket's tasks (from `from`, `n` of them) are grouped: for each task, the
+        // first of its bucket's tasks in its batch.
+        let grouping = |cut: &[Range<usize>], from: usize, n: usize| -> Vec<usize> {
+            (from..from + n)
+                .map(|t| {
+                    (from..)
+                        .find(|&u| batch_of(cut, u) == batch_of(cut, t))
+                        .unwrap()
+                        - from
+                })
+                .collect()
+        };
+        let mut from = 0;
+        for &n in &per_bucket {
+            let alone = batches(&[n], 0);
+            assert_eq!(
+                grouping(&cut, from, n),
+                grouping(&alone, 0, n),
+                "bucket of {n}"
+            );
+            from += n;
+        }
+        assert!(
+            cut.iter().any(|r| r.start == from),
+            "whole-object tasks start a batch"
+        );
+    }
 
     #[test]
     fn reported_accesses_hold_exactly_those_added() {
