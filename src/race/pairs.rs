@@ -113,7 +113,7 @@ pub struct PairStats {
 
 impl PairStats {
     /// Adds a worker's counts.
-    pub(super) fn add(&mut self, o: &PairStats) {
+    fn add(&mut self, o: &PairStats) {
         self.considered += o.considered;
         self.private_arg += o.private_arg;
         self.type_alias += o.type_alias;

@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::SummaryCache;
-use crate::cache::{Key, KeyBuilder};
+use crate::cache::{store, Key, KeyBuilder};
 use crate::callgraph::Scc;
 use crate::ir::FuncId;
 use crate::schedule::Digest;
@@ -93,11 +93,8 @@ impl SummaryCache<'_> {
     /// `None` if they are not recorded.
     fn own_locs_digest(&self, g: FuncId) -> Option<Digest> {
         let own = self.own_locs.get(g.index())?.get()?;
-        let mut k = KeyBuilder::new("own locations");
-        for l in self.relative_locs(own, g) {
-            k.u64(l.file.into()).u64(l.line.into()).u64(l.col.into());
-        }
-        Some(k.finish().0)
+        let relative = store::encode(&self.relative_locs(own, g)).ok()?;
+        Some(KeyBuilder::new("own locations").bytes(&relative).finish().0)
     }
 }
 
@@ -120,9 +117,12 @@ impl Finals<'_, '_> {
     }
 
     /// Keeps `made` (the members' finals) for the next fixpoint of this SCC.
-    pub fn save<'m>(&self, made: impl Iterator<Item = &'m Final>) {
-        let members: Vec<Final> = made.filter(|m| m.step.is_some()).cloned().collect();
-        let mut named: Vec<FuncId> = members.iter().flat_map(|m| m.owners.clone()).collect();
+    pub fn save(&self, made: impl Iterator<Item = Final>) {
+        let members: Vec<Final> = made.filter(|m| m.step.is_some()).collect();
+        let mut named: Vec<FuncId> = members
+            .iter()
+            .flat_map(|m| m.owners.iter().copied())
+            .collect();
         named.sort_unstable();
         named.dedup();
         let owners: Option<Vec<(FuncId, Digest)>> = named

@@ -742,11 +742,15 @@ impl SummaryStore for SummaryCache<'_> {
             self.unportable.fetch_add(1, Ordering::Relaxed);
             return;
         };
+        let (stored, made): (Vec<_>, Vec<_>) = stored
+            .into_iter()
+            .map(|(content, facts, made)| ((content, facts), made))
+            .unzip();
         if let Some((finals, _)) = &finals {
-            finals.save(stored.iter().filter_map(|(_, _, made)| made.as_ref()));
+            finals.save(made.into_iter().flatten());
         }
         let mut entry = Vec::with_capacity(stored.len());
-        for (&f, (content, facts, _)) in scc.functions.iter().zip(stored) {
+        for (&f, (content, facts)) in scc.functions.iter().zip(stored) {
             self.set_content(f, content);
             let own = self.own_locs[f.index()]
                 .get()
