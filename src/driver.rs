@@ -283,7 +283,7 @@ fn read_unit(
             let out = lower_unit_with(report.tu.clone(), &text, names, on_item);
             let out = LoadedUnit {
                 unit: out.unit,
-                skipped: Vec::new(),
+                skipped: Default::default(),
                 external_decls: out.external_decls,
                 function_definitions: out.function_definitions,
                 parse_errors: out.parse_errors,
@@ -311,7 +311,7 @@ fn link_unit(
     report.external_decls = out.external_decls;
     report.function_definitions = out.function_definitions;
     report.parse_errors = out.parse_errors;
-    report.copies_skipped = out.skipped.len();
+    report.copies_skipped = out.skipped.count;
     linker
         .lock()
         .unwrap_or_else(|p| p.into_inner())

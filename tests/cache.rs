@@ -17,14 +17,22 @@ use relay::link::Program;
 
 /// A unit with a syntax error (one skipped declaration) around good ones.
 const BROKEN: &str = "int before;\nint f( { return 1; }\nint after(int x) { return x + before; }\n";
-/// The same `static inline` text in two units: the linker keeps one copy.
+/// The same `static inline` texts in two units: the linker keeps one copy of each. shared_b's
+/// copies are skipped on a warm load: `twice` is called, `thrice` declared ahead and its
+/// address kept in a table, `unused` named by nothing else of shared_b.
 const SHARED_A: &str = "static inline int twice(int v) { return v * 2; }\n\
+                        static inline int thrice(int v) { return v * 3; }\n\
+                        static inline int unused(int v) { return v + 1; }\n\
                         enum color { RED, GREEN };\n\
                         struct pt { int x, y; };\n\
                         int use_a(struct pt *p) { static int calls; calls++; return twice(p->x) + RED; }\n";
-const SHARED_B: &str = "static inline int twice(int v) { return v * 2; }\n\
+const SHARED_B: &str = "static inline int thrice(int v);\n\
+                        static int (*const ops[])(int) = { thrice };\n\
+                        static inline int twice(int v) { return v * 2; }\n\
+                        static inline int thrice(int v) { return v * 3; }\n\
+                        static inline int unused(int v) { return v + 1; }\n\
                         struct pt { int x, y; };\n\
-                        int use_b(struct pt *p) { return twice(p->y); }\n\
+                        int use_b(struct pt *p) { return twice(p->y) + ops[0](p->x); }\n\
                         int main(void) { struct pt p = {1, 2}; return use_a(&p) + use_b(&p); }\n\
                         int use_a(struct pt *p);\n";
 
@@ -208,6 +216,8 @@ fn warm_build_links_the_same_program_from_the_cache() {
         skipped.iter().any(|u| u.ends_with("shared_b.i")),
         "shared_b's copy of `twice` is not loaded: shared_a holds it ({skipped:?})"
     );
+    let shared_b = warm.units.iter().find(|u| u.tu.ends_with("shared_b.i"));
+    assert_eq!(shared_b.map(|u| u.copies_skipped), Some(3));
     assert_eq!(
         describe(&warm),
         expected,

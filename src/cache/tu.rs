@@ -26,9 +26,9 @@ use crate::frontend::linemap::Location;
 use crate::frontend::lower::LowerOutput;
 use crate::frontend::{Diagnostic, FunctionInfo};
 use crate::ir::names::{Names, StringTable};
-use crate::ir::rename::{rename_unit, InternOnUse, NameMap};
+use crate::ir::rename::{rename_unit, InternOnUse};
 use crate::ir::{Function, Linkage, Name, UnitIr};
-use crate::link::SkippedCopy;
+use crate::link::{SkippedCopies, SkippedCopy};
 
 /// The kind name of a unit's list of `static` definitions ([`UnitCopies`]), stored with the unit
 /// under the same key.
@@ -114,7 +114,7 @@ type Listed = Vec<(String, CachedLocation)>;
 pub struct LoadedUnit {
     pub unit: UnitIr,
     /// The definitions left out of `unit.functions` because an earlier unit holds them too.
-    pub skipped: Vec<SkippedCopy>,
+    pub skipped: SkippedCopies,
     pub external_decls: usize,
     pub function_definitions: usize,
     pub parse_errors: Vec<Diagnostic>,
@@ -198,16 +198,21 @@ impl CachedUnit {
         )?;
         unit.functions = functions;
         unit.function_hashes = function_hashes;
-        let mut map = rename_unit(&mut unit, InternOnUse::new(&self.names, names))?;
-        let skipped = skipped
-            .into_iter()
-            .map(|mut copy| {
-                copy.name = map
-                    .new_name(copy.name)
-                    .ok_or_else(|| anyhow::anyhow!("name {} out of range", copy.name.0))?;
-                Ok(copy)
-            })
-            .collect::<Result<_>>()?;
+        let map = rename_unit(&mut unit, InternOnUse::new(&self.names, names))?;
+        // The rest of the unit is renamed: a skipped copy whose name it did not meet cannot be
+        // named by it, and its name is not interned.
+        let skipped = SkippedCopies {
+            count: skipped.len(),
+            named: skipped
+                .into_iter()
+                .filter_map(|copy| {
+                    Some(SkippedCopy {
+                        name: map.interned(copy.name)?,
+                        hash: copy.hash,
+                    })
+                })
+                .collect(),
+        };
         Ok(LoadedUnit {
             unit,
             skipped,

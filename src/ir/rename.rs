@@ -49,6 +49,17 @@ impl<'a> InternOnUse<'a> {
     }
 }
 
+impl InternOnUse<'_> {
+    /// The new name of `old` if its run was interned already (some name of it met), without
+    /// interning anything.
+    pub fn interned(&self, old: Name) -> Option<Name> {
+        self.map
+            .get(old.0 as usize)
+            .copied()
+            .filter(|&n| n != UNMAPPED)
+    }
+}
+
 impl NameMap for InternOnUse<'_> {
     fn new_name(&mut self, old: Name) -> Option<Name> {
         let i = old.0 as usize;

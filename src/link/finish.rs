@@ -31,6 +31,7 @@ impl Linker {
             strings,
             mut types,
             definitions,
+            skipped_copies,
             ..
         } = self;
         units.sort_by_key(|u| u.index);
@@ -51,6 +52,8 @@ impl Linker {
             ..LinkStats::default()
         };
         count_duplicates(&fn_syms, &mut stats);
+        // Each skipped copy is one more copy of a symbol whose kept copy another unit gave.
+        stats.duplicates_removed += skipped_copies;
         let mut functions =
             program_functions(fn_syms, &forder, &pos, &mut || types.table.unknown());
         stats.functions_defined = functions.iter().filter(|f| f.body.is_some()).count();
