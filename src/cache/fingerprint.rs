@@ -23,6 +23,21 @@ use crate::models::Models;
 use crate::pta::inclusion::{Bits, ObjectLabel, SiteObjects};
 use crate::pta::PointsTo;
 
+/// What the summaries' keys read of the program's text: its [`layout`] and every function's
+/// body key ([`function_bodies`]). It needs no points-to analysis, so a run computes it beside
+/// that (mostly sequential) analysis.
+pub struct ProgramText {
+    pub layout: Key,
+    pub bodies: Vec<Option<Key>>,
+}
+
+impl ProgramText {
+    pub fn of(program: &Program) -> ProgramText {
+        let (layout, bodies) = rayon::join(|| layout(program), || function_bodies(program));
+        ProgramText { layout, bodies }
+    }
+}
+
 /// The ids of the program's files, functions, globals and records, and their declarations.
 pub fn layout(program: &Program) -> Key {
     let p = program.printer();

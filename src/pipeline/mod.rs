@@ -5,6 +5,7 @@ mod findings;
 
 use std::time::Instant;
 
+use crate::cache::fingerprint::ProgramText;
 use crate::cache::summaries::{SummaryCache, SummaryCacheStats, SummaryOptions};
 use crate::cache::Store;
 use crate::callgraph::CallGraph;
@@ -225,8 +226,15 @@ fn summarize_inner(
     let findings = matches!(keep, Keep::RaceEntries(_));
     let t0 = Instant::now();
     let beat = Heartbeat::start(options.schedule.progress, "points-to");
-    let pta = PointsTo::analyze_with_options(program, options.fields, models, options.world)
-        .with_signature_filter(options.signature_filter);
+    // What the summaries' keys read of the program's text is computed beside the points-to
+    // analysis, which leaves a core idle most of the time (its time counts as points-to's).
+    let (pta, text) = rayon::join(
+        || {
+            PointsTo::analyze_with_options(program, options.fields, models, options.world)
+                .with_signature_filter(options.signature_filter)
+        },
+        || store.map(|_| ProgramText::of(program)),
+    );
     drop(beat);
     let t1 = Instant::now();
     let beat = Heartbeat::start(options.schedule.progress, "call graph");
@@ -276,8 +284,9 @@ fn summarize_inner(
     let ((cache, saved), (keep, called_from_outside)) =
         rayon::join(
             || {
-                let cache = store
-                    .and_then(|store| summary_cache(store, program, &pta, &cg, models, options));
+                let cache = store.zip(text).and_then(|(store, text)| {
+                    summary_cache(store, program, &pta, &cg, models, options, text)
+                });
                 let saved = cache.as_ref().zip(store).zip(lookup.as_ref()).and_then(
                     |((c, store), lookup)| {
                         let (program_key, constructors) = c.stored_program_key()?;
@@ -410,6 +419,7 @@ fn summary_cache<'a>(
     cg: &'a CallGraph,
     models: &Models,
     options: &Options,
+    text: ProgramText,
 ) -> Option<SummaryCache<'a>> {
     let summary_options = SummaryOptions {
         fields: options.fields,
@@ -419,7 +429,7 @@ fn summary_cache<'a>(
         collapse_at: options.collapse_at,
         strict_publication: options.strict_publication,
     };
-    let cache = SummaryCache::new(store, program, pta, cg, models, &summary_options);
+    let cache = SummaryCache::new(store, program, pta, cg, models, &summary_options, text);
     if cache.is_none() {
         eprintln!(
             "relay: note: the points-to classes have no canonical names (two string \
@@ -516,6 +526,7 @@ impl SummaryRun<'_> {
                     self.cg,
                     self.models,
                     self.options,
+                    ProgramText::of(self.program),
                 )
             });
         }

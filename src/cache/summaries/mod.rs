@@ -46,7 +46,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::classes::ClassTable;
-use super::fingerprint;
+use super::fingerprint::{self, ProgramText};
 use super::relocate::LocTable;
 use super::{store, Corruption, Key, KeyBuilder, Store};
 use crate::callgraph::{CallGraph, Scc};
@@ -175,19 +175,10 @@ impl<'a> SummaryCache<'a> {
         cg: &'a CallGraph,
         models: &Models,
         options: &SummaryOptions,
+        text: ProgramText,
     ) -> Option<SummaryCache<'a>> {
-        // The class table is one sequential pass over every points-to node; the layout and
-        // the bodies' keys do not need it, so they are computed beside it.
-        let (classes, (layout, bodies)) = rayon::join(
-            || ClassTable::new(program, pta),
-            || {
-                (
-                    fingerprint::layout(program),
-                    fingerprint::function_bodies(program),
-                )
-            },
-        );
-        let classes = classes?;
+        let ProgramText { layout, bodies } = text;
+        let classes = ClassTable::new(program, pta)?;
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
             .str(&format!("{:?}", options.signature_filter))
