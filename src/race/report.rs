@@ -47,7 +47,7 @@ pub struct ReportBuilder<'a> {
 #[derive(Default)]
 pub struct ClassIndex {
     /// The program lvalues of each class, by representative.
-    members: OnceLock<FxHashMap<u32, Vec<Origin>>>,
+    members: OnceLock<ClassMembers>,
     /// The classes pointing to each class, by representative.
     pointers: OnceLock<FxHashMap<u32, Vec<u32>>>,
 }
@@ -306,8 +306,8 @@ impl<'a> ReportBuilder<'a> {
         let members = self
             .classes
             .members
-            .get_or_init(|| members_by_class(self.pta));
-        let members = members.get(&c).map_or(&[][..], Vec::as_slice);
+            .get_or_init(|| ClassMembers::of(self.pta));
+        let members = members.of_class(c);
         let mut names: Vec<String> = members
             .iter()
             .filter_map(|o| self.origin_name(*o))
@@ -395,15 +395,45 @@ fn pointers_by_class(pta: &PointsTo) -> FxHashMap<u32, Vec<u32>> {
     by
 }
 
-/// The program lvalues (every origin but [`Origin::Fresh`]) of each class, by representative:
-/// one pass over the points-to nodes, as [`PointsTo::class_members`] gives for one class.
-fn members_by_class(pta: &PointsTo) -> FxHashMap<u32, Vec<Origin>> {
-    let mut members: FxHashMap<u32, Vec<Origin>> = FxHashMap::default();
-    for n in 0..pta.node_count() as u32 {
-        let o = pta.origin(n);
-        if o != Origin::Fresh {
-            members.entry(pta.class(n)).or_default().push(o);
+/// The program lvalues (every origin but [`Origin::Fresh`]) of each class, in node order, as
+/// [`PointsTo::class_members`] gives for one class: `origins[start[c]..start[c + 1]]` for the
+/// representative `c`. A counting sort, two passes over the nodes: a map of vectors took half
+/// a second of the kernel's report, millions of classes each allocating its own.
+struct ClassMembers {
+    start: Vec<u32>,
+    origins: Vec<Origin>,
+}
+
+impl ClassMembers {
+    fn of(pta: &PointsTo) -> ClassMembers {
+        let n = pta.node_count();
+        let lvalue = |node: u32| Some(pta.origin(node)).filter(|&o| o != Origin::Fresh);
+        let mut start = vec![0u32; n + 1];
+        for node in 0..n as u32 {
+            if lvalue(node).is_some() {
+                start[pta.class(node) as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut origins = vec![Origin::Fresh; start[n] as usize];
+        for node in 0..n as u32 {
+            if let Some(o) = lvalue(node) {
+                let c = pta.class(node) as usize;
+                origins[next[c] as usize] = o;
+                next[c] += 1;
+            }
+        }
+        ClassMembers { start, origins }
+    }
+
+    fn of_class(&self, c: u32) -> &[Origin] {
+        let c = c as usize;
+        match (self.start.get(c), self.start.get(c + 1)) {
+            (Some(&a), Some(&b)) => &self.origins[a as usize..b as usize],
+            _ => &[],
         }
     }
-    members
 }
