@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use super::{Key, KeyBuilder};
 use crate::ir::{FuncId, LocalId};
 use crate::link::Program;
-use crate::pta::{Origin, PointsTo};
+use crate::pta::{ByClass, Origin, PointsTo};
 
 /// The points-to classes named canonically; see the module documentation.
 pub struct ClassTable {
@@ -24,9 +24,8 @@ pub struct ClassTable {
     rank: FxHashMap<u32, u32>,
     /// Rank → class representative.
     reps: Vec<u32>,
-    /// The nodes of class `c` (a representative) are `members[start[c]..start[c + 1]]`.
-    start: Vec<u32>,
-    members: Vec<u32>,
+    /// The nodes of each class.
+    members: ByClass<u32>,
     /// By representative: the class is private to one function.
     private: Vec<bool>,
     pub fingerprint: Key,
@@ -36,9 +35,8 @@ impl ClassTable {
     /// `None` when two classes get the same name (strings with equal text in two classes): the
     /// run then does not use the summaries cache.
     pub fn new(program: &Program, pta: &PointsTo) -> Option<ClassTable> {
-        let (start, members) = members_by_class(pta);
-        let class_members =
-            |c: u32| &members[start[c as usize] as usize..start[c as usize + 1] as usize];
+        let members = ByClass::new(pta, 0, Some);
+        let class_members = |c: u32| members.of(c);
         let reps: Vec<u32> = (0..pta.node_count() as u32)
             .filter(|&c| !class_members(c).is_empty())
             .collect();
@@ -125,7 +123,6 @@ impl ClassTable {
         Some(ClassTable {
             reps,
             rank,
-            start,
             members,
             private,
             fingerprint,
@@ -148,8 +145,7 @@ impl ClassTable {
         if !*self.private.get(c)? {
             return None;
         }
-        let members = &self.members[self.start[c] as usize..self.start[c + 1] as usize];
-        private_name(program, pta, members)
+        private_name(program, pta, self.members.of(c as u32))
     }
 
     /// The class a [`ClassTable::private_name`] names in this program, found through the
@@ -173,27 +169,6 @@ impl ClassTable {
             .position(|(l, &o)| o == ordinal && program.names.get(l.name) == local)?;
         Some(pta.class(pta.local_node(f, LocalId(l as u32))))
     }
-}
-
-/// The nodes of each class, in node order: `members[start[c]..start[c + 1]]` for the
-/// representative `c` (a counting sort: two arrays instead of a vector per class).
-fn members_by_class(pta: &PointsTo) -> (Vec<u32>, Vec<u32>) {
-    let n = pta.node_count();
-    let mut start = vec![0u32; n + 1];
-    for node in 0..n as u32 {
-        start[pta.class(node) as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut next = start.clone();
-    let mut members = vec![0u32; n];
-    for node in 0..n as u32 {
-        let c = pta.class(node) as usize;
-        members[next[c] as usize] = node;
-        next[c] += 1;
-    }
-    (start, members)
 }
 
 /// The smallest name among a private class's members (locals and return values).

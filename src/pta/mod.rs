@@ -14,6 +14,7 @@
 //! (`strchr`, `spinlock_check`), `va_arg`, and thread creation (the start routine is called
 //! with the argument, which also becomes an escape root).
 
+mod by_class;
 pub mod callbacks;
 pub mod confine;
 pub mod inclusion;
@@ -25,6 +26,7 @@ pub mod unionfind;
 
 use rustc_hash::FxHashMap;
 
+pub use by_class::ByClass;
 use serde::Serialize;
 pub use signature::SignatureFilter;
 pub use solve::merges::{Cause as MergeCause, Merge};

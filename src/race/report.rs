@@ -10,7 +10,7 @@ use super::entries::{EntryOrigin, ThreadEntry};
 use super::Side;
 use crate::ir::Loc;
 use crate::link::Program;
-use crate::pta::{Origin, PointsTo};
+use crate::pta::{ByClass, Origin, PointsTo};
 use crate::report::{self, AccessSite, CallFrame, RaceWarning, SourceLoc};
 use crate::summary::access::MAX_CHAIN;
 use crate::summary::print::SummaryPrinter;
@@ -47,7 +47,7 @@ pub struct ReportBuilder<'a> {
 #[derive(Default)]
 pub struct ClassIndex {
     /// The program lvalues of each class, by representative.
-    members: OnceLock<ClassMembers>,
+    members: OnceLock<ByClass<Origin>>,
     /// The classes pointing to each class, by representative.
     pointers: OnceLock<FxHashMap<u32, Vec<u32>>>,
 }
@@ -306,8 +306,8 @@ impl<'a> ReportBuilder<'a> {
         let members = self
             .classes
             .members
-            .get_or_init(|| ClassMembers::of(self.pta));
-        let members = members.of_class(c);
+            .get_or_init(|| members_by_class(self.pta));
+        let members = members.of(c);
         let mut names: Vec<String> = members
             .iter()
             .filter_map(|o| self.origin_name(*o))
@@ -396,44 +396,9 @@ fn pointers_by_class(pta: &PointsTo) -> FxHashMap<u32, Vec<u32>> {
 }
 
 /// The program lvalues (every origin but [`Origin::Fresh`]) of each class, in node order, as
-/// [`PointsTo::class_members`] gives for one class: `origins[start[c]..start[c + 1]]` for the
-/// representative `c`. A counting sort, two passes over the nodes: a map of vectors took half
-/// a second of the kernel's report, millions of classes each allocating its own.
-struct ClassMembers {
-    start: Vec<u32>,
-    origins: Vec<Origin>,
-}
-
-impl ClassMembers {
-    fn of(pta: &PointsTo) -> ClassMembers {
-        let n = pta.node_count();
-        let lvalue = |node: u32| Some(pta.origin(node)).filter(|&o| o != Origin::Fresh);
-        let mut start = vec![0u32; n + 1];
-        for node in 0..n as u32 {
-            if lvalue(node).is_some() {
-                start[pta.class(node) as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut next = start.clone();
-        let mut origins = vec![Origin::Fresh; start[n] as usize];
-        for node in 0..n as u32 {
-            if let Some(o) = lvalue(node) {
-                let c = pta.class(node) as usize;
-                origins[next[c] as usize] = o;
-                next[c] += 1;
-            }
-        }
-        ClassMembers { start, origins }
-    }
-
-    fn of_class(&self, c: u32) -> &[Origin] {
-        let c = c as usize;
-        match (self.start.get(c), self.start.get(c + 1)) {
-            (Some(&a), Some(&b)) => &self.origins[a as usize..b as usize],
-            _ => &[],
-        }
-    }
+/// [`PointsTo::class_members`] gives for one class.
+fn members_by_class(pta: &PointsTo) -> ByClass<Origin> {
+    ByClass::new(pta, Origin::Fresh, |node| {
+        Some(pta.origin(node)).filter(|&o| o != Origin::Fresh)
+    })
 }
