@@ -47,9 +47,7 @@ impl<'a> InternOnUse<'a> {
             runs: strings.runs(),
         }
     }
-}
 
-impl InternOnUse<'_> {
     /// The new name of `old` if its run was interned already (some name of it met), without
     /// interning anything.
     pub fn interned(&self, old: Name) -> Option<Name> {

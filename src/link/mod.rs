@@ -496,12 +496,14 @@ impl Linker {
                     Some(h) => (f.name, h, NONE),
                     None => (f.name, i as u64, u),
                 };
-                internal_copy(
+                let sym = static_sym(
                     &mut self.internal_keys,
                     &mut self.fn_syms,
                     key,
                     &mut static_defs,
-                )
+                );
+                self.fn_syms[sym as usize].copies += 1;
+                sym
             } else {
                 let sym = external_sym(&mut self.external_keys, &mut self.fn_syms, f.name);
                 self.fn_syms[sym as usize].def_hashes.push(hash);
@@ -526,13 +528,12 @@ impl Linker {
         self.definitions += skipped.count;
         self.skipped_copies += skipped.count;
         for copy in &skipped.named {
-            let key = (copy.name, copy.hash, NONE);
-            let fn_syms = &mut self.fn_syms;
-            let sym = *self
-                .internal_keys
-                .entry(key)
-                .or_insert_with(|| new_sym(fn_syms, copy.name, true));
-            static_defs.entry(copy.name).or_insert(sym);
+            static_sym(
+                &mut self.internal_keys,
+                &mut self.fn_syms,
+                (copy.name, copy.hash, NONE),
+                &mut static_defs,
+            );
         }
 
         // Declarations: every name gets an entry unless it is this unit's own static function.
@@ -591,9 +592,9 @@ impl Linker {
     }
 }
 
-/// The symbol of a `static` definition keyed `(name, text hash or index, unit)`, counted as one
-/// more copy and recorded as its unit's function of that name.
-fn internal_copy(
+/// The symbol of a `static` definition keyed `(name, text hash or index, unit)`, recorded as
+/// its unit's function of that name (its copies are counted by the caller).
+fn static_sym(
     keys: &mut FxHashMap<(Name, u64, u32), u32>,
     syms: &mut Vec<FnSym>,
     key: (Name, u64, u32),
@@ -603,7 +604,6 @@ fn internal_copy(
         .entry(key)
         .or_insert_with(|| new_sym(syms, key.0, true));
     static_defs.entry(key.0).or_insert(sym);
-    syms[sym as usize].copies += 1;
     sym
 }
 
