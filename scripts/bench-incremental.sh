@@ -9,6 +9,8 @@
 #   (d)  lock edit:       a function now returns holding a lock, so its callers' summaries change
 #   (f)  pointer flow:    the leaf stores its argument into a global pointer (a new points-to
 #                         flow between objects: the analysis context changes)
+#   (g)  new function:    a new global and a new function writing it, defined above the leaf,
+#                         which calls it (ids of everything defined later shift)
 #   (e)  relay report with another filter setting (no reanalysis)
 # Analyses run with RELAY's filters (--filter all=on); (e) switches bootup-thread off.
 # (b)'s report must be identical to (a)'s apart from stage times (checked, printed); with
@@ -56,6 +58,12 @@ elif mode == "new-line":
     stmt = "\n volatile int relay_bench_edit = 1; (void)relay_bench_edit;"
 elif mode.startswith("insert:"):
     stmt = " " + mode[len("insert:"):]
+elif mode == "new-function":
+    defs = ("int relay_bench_global;\n"
+            "static void relay_bench_added(void) { relay_bench_global = 1; }\n")
+    open(path, "w", encoding="latin-1").write(
+        text.replace(header, defs + header + " relay_bench_added();"))
+    sys.exit(0)
 else:
     sys.exit(f"bench-incremental: unknown edit {mode}")
 open(path, "w", encoding="latin-1").write(text.replace(header, header + stmt))
@@ -147,6 +155,9 @@ EOF
     cp "$orig" "$file"; edit "$file" "insert:$flowstmt" "$leaf"
     run "f-pointer-flow" "${analyze[@]}"
     check "f-pointer-flow"
+    cp "$orig" "$file"; edit "$file" new-function "$leaf"
+    run "g-new-function" "${analyze[@]}"
+    check "g-new-function"
     cp "$orig" "$file"
     RESTORE=()
     printf '%-10s cache on disk: %s\n' "$CORPUS_NAME" "$(du -sh "$cache" | cut -f1)"

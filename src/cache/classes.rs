@@ -1,6 +1,7 @@
 //! The points-to classes named canonically (part of the summaries' context, see
 //! [`super::fingerprint`]): every class is named by its smallest member, members by what they
-//! stand for (`g12`, `l7.buf#0`, `a7#2`, `m3.next`), classes made only of analysis nodes by
+//! stand for, functions, globals and records by label ([`super::labels`]; `g3fa9…`,
+//! `l51c0….buf#0`, `a51c0…#2`, `m9e2d….next`), classes made only of analysis nodes by
 //! the class pointing to them (`*g12`). Class ids in summaries are stored as ranks in this
 //! naming. Classes no one points to that hold only locals and return values are left out:
 //! they are private to one function, whose body hash covers them — so a body edit that adds a
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::labels::Labels;
 use super::{Key, KeyBuilder};
 use crate::ir::{FuncId, LocalId};
 use crate::link::Program;
@@ -28,13 +30,15 @@ pub struct ClassTable {
     members: ByClass<u32>,
     /// By representative: the class is private to one function.
     private: Vec<bool>,
+    /// By representative: the class is trivial ([`trivial`]).
+    trivial: Vec<bool>,
     pub fingerprint: Key,
 }
 
 impl ClassTable {
     /// `None` when two classes get the same name (strings with equal text in two classes): the
     /// run then does not use the summaries cache.
-    pub fn new(program: &Program, pta: &PointsTo) -> Option<ClassTable> {
+    pub fn new(program: &Program, pta: &PointsTo, labels: &Labels) -> Option<ClassTable> {
         let members = ByClass::new(pta, 0, Some);
         let class_members = |c: u32| members.of(c);
         let reps: Vec<u32> = (0..pta.node_count() as u32)
@@ -47,7 +51,9 @@ impl ClassTable {
             }
         }
         let mut private = vec![false; pta.node_count()];
+        let mut trivial = vec![false; pta.node_count()];
         for &c in &reps {
+            trivial[c as usize] = !preds.contains_key(&c) && is_trivial(pta, c, class_members(c));
             private[c as usize] = !preds.contains_key(&c)
                 && class_members(c).iter().all(|&m| {
                     matches!(
@@ -57,10 +63,10 @@ impl ClassTable {
                 });
         }
         // Every member of the other classes is named (the fingerprint lists them), in parallel.
-        let namer = NodeNamer::new(program, pta);
+        let namer = NodeNamer::new(program, pta, labels);
         let member_names: FxHashMap<u32, Vec<String>> = reps
             .par_iter()
-            .filter(|&&c| !private[c as usize])
+            .filter(|&&c| !private[c as usize] && !trivial[c as usize])
             .map_init(
                 || namer.fork(),
                 |namer, &c| {
@@ -83,7 +89,7 @@ impl ClassTable {
                 .deref_class(c)
                 .is_some_and(|t| !class_name.contains_key(&t));
             if unnamed_target {
-                if let Some(name) = private_name(program, pta, class_members(c)) {
+                if let Some(name) = private_name(program, pta, labels, class_members(c)) {
                     class_name.insert(c, name);
                 }
             }
@@ -125,6 +131,7 @@ impl ClassTable {
             rank,
             members,
             private,
+            trivial,
             fingerprint,
         })
     }
@@ -139,25 +146,58 @@ impl ClassTable {
         self.reps.get(rank as usize).copied()
     }
 
-    /// The name of a class private to one function (`l7.buf#0`, `r7`): its smallest member's.
-    pub fn private_name(&self, program: &Program, pta: &PointsTo, class: u32) -> Option<String> {
+    /// The name of a class without a rank: private to one function (`l7.buf#0`, `r7`: its
+    /// smallest member's), or trivial (`g…`, `f…`: its member's).
+    pub fn private_name(
+        &self,
+        program: &Program,
+        pta: &PointsTo,
+        labels: &Labels,
+        class: u32,
+    ) -> Option<String> {
         let c = pta.class(class) as usize;
+        let members = self.members.of(c as u32);
+        if *self.trivial.get(c)? {
+            return match pta.origin(*members.first()?) {
+                Origin::Global(g) => Some(format!("g{:x}", labels.global(g))),
+                Origin::Function(f) => Some(format!("f{:x}", labels.function(f))),
+                _ => None,
+            };
+        }
         if !*self.private.get(c)? {
             return None;
         }
-        private_name(program, pta, self.members.of(c as u32))
+        private_name(program, pta, labels, members)
     }
 
-    /// The class a [`ClassTable::private_name`] names in this program, found through the
-    /// function's locals (its body is part of every key that stores the name).
-    pub fn private_class(program: &Program, pta: &PointsTo, name: &str) -> Option<u32> {
+    /// The class a [`ClassTable::private_name`] names in this program: found through the
+    /// function's locals (its body is part of every key that stores the name), or the
+    /// trivial class of a global or function (still trivial: else the fingerprint differs).
+    pub fn private_class(
+        &self,
+        program: &Program,
+        pta: &PointsTo,
+        labels: &Labels,
+        name: &str,
+    ) -> Option<u32> {
+        let label = |l: &str| u64::from_str_radix(l, 16).ok();
+        let function = |l: &str| Some(FuncId(labels.functions.id(label(l)?)?));
+        let trivial = |node: u32| {
+            let c = pta.class(node);
+            self.trivial.get(c as usize).copied()?.then_some(c)
+        };
+        if let Some(g) = name.strip_prefix('g') {
+            let g = crate::ir::GlobalId(labels.globals.id(label(g)?)?);
+            return trivial(pta.global_node(g));
+        }
+        if let Some(f) = name.strip_prefix('f') {
+            return trivial(pta.function_node(function(f)?));
+        }
         if let Some(f) = name.strip_prefix('r') {
-            let f: u32 = f.parse().ok()?;
-            return (f < program.functions.len() as u32)
-                .then(|| pta.class(pta.return_node(FuncId(f))));
+            return Some(pta.class(pta.return_node(function(f)?)));
         }
         let (f, local) = name.strip_prefix('l')?.split_once('.')?;
-        let f = FuncId(f.parse().ok()?);
+        let f = function(f)?;
         let (local, ordinal) = local.rsplit_once('#')?;
         let ordinal: u32 = ordinal.parse().ok()?;
         let body = program.functions.get(f.index())?.body.as_ref()?;
@@ -171,18 +211,33 @@ impl ClassTable {
     }
 }
 
+/// Whether a class no class points to is trivial: it points to nothing, and its one member is
+/// a global or a function (a global whose address no code takes, a function called only
+/// directly). Such a class tells nothing about any other object: it is left out of the
+/// fingerprint and the ranks, so that adding a global or a function changes neither; a
+/// summary names it by its member.
+fn is_trivial(pta: &PointsTo, class: u32, members: &[u32]) -> bool {
+    pta.deref_class(class).is_none()
+        && matches!(members, [m] if matches!(pta.origin(*m), Origin::Global(_) | Origin::Function(_)))
+}
+
 /// The smallest name among a private class's members (locals and return values).
-fn private_name(program: &Program, pta: &PointsTo, members: &[u32]) -> Option<String> {
+fn private_name(
+    program: &Program,
+    pta: &PointsTo,
+    labels: &Labels,
+    members: &[u32],
+) -> Option<String> {
     let mut ordinals: FxHashMap<FuncId, Vec<u32>> = FxHashMap::default();
     members
         .iter()
         .filter_map(|&m| match pta.origin(m) {
-            Origin::Return(f) => Some(format!("r{}", f.0)),
+            Origin::Return(f) => Some(format!("r{:x}", labels.function(f))),
             Origin::Local(f, l) => {
                 let ords = ordinals
                     .entry(f)
                     .or_insert_with(|| local_ordinals(program, f));
-                local_name(program, f, l, ords)
+                local_name(program, labels, f, l, ords)
             }
             _ => None,
         })
@@ -196,6 +251,7 @@ fn private_name(program: &Program, pta: &PointsTo, members: &[u32]) -> Option<St
 pub(super) struct NodeNamer<'a> {
     program: &'a Program,
     pta: &'a PointsTo,
+    labels: &'a Labels,
     /// Each allocation-site node's rank among its function's, in node order (shared by the
     /// namers [`NodeNamer::fork`] makes).
     alloc_rank: Arc<FxHashMap<u32, u32>>,
@@ -203,7 +259,7 @@ pub(super) struct NodeNamer<'a> {
 }
 
 impl<'a> NodeNamer<'a> {
-    pub fn new(program: &'a Program, pta: &'a PointsTo) -> Self {
+    pub fn new(program: &'a Program, pta: &'a PointsTo, labels: &'a Labels) -> Self {
         let mut count: FxHashMap<FuncId, u32> = FxHashMap::default();
         let mut alloc_rank = FxHashMap::default();
         for node in 0..pta.node_count() as u32 {
@@ -216,9 +272,14 @@ impl<'a> NodeNamer<'a> {
         NodeNamer {
             program,
             pta,
+            labels,
             alloc_rank: Arc::new(alloc_rank),
             ordinals: FxHashMap::default(),
         }
+    }
+
+    pub fn labels(&self) -> &'a Labels {
+        self.labels
     }
 
     /// A namer for another thread: the same names, its own memo.
@@ -226,25 +287,28 @@ impl<'a> NodeNamer<'a> {
         NodeNamer {
             program: self.program,
             pta: self.pta,
+            labels: self.labels,
             alloc_rank: self.alloc_rank.clone(),
             ordinals: FxHashMap::default(),
         }
     }
 
     pub fn name(&mut self, node: u32) -> Option<String> {
-        let program = self.program;
+        let (program, labels) = (self.program, self.labels);
         Some(match self.pta.origin(node) {
-            Origin::Global(g) => format!("g{}", g.0),
-            Origin::Function(f) => format!("f{}", f.0),
-            Origin::Return(f) => format!("r{}", f.0),
+            Origin::Global(g) => format!("g{:x}", labels.global(g)),
+            Origin::Function(f) => format!("f{:x}", labels.function(f)),
+            Origin::Return(f) => format!("r{:x}", labels.function(f)),
             Origin::Local(f, l) => {
                 let ords = self
                     .ordinals
                     .entry(f)
                     .or_insert_with(|| local_ordinals(program, f));
-                return local_name(program, f, l, ords);
+                return local_name(program, labels, f, l, ords);
             }
-            Origin::Alloc(f, _) => format!("a{}#{}", f.0, self.alloc_rank.get(&node)?),
+            Origin::Alloc(f, _) => {
+                format!("a{:x}#{}", labels.function(f), self.alloc_rank.get(&node)?)
+            }
             Origin::Str(s) => {
                 let text = program.strings.get(s.0 as usize)?;
                 format!(
@@ -252,22 +316,30 @@ impl<'a> NodeNamer<'a> {
                     &KeyBuilder::new("str").str(text).finish().hex()[..16]
                 )
             }
-            Origin::Field(r, name) => format!("m{}.{}", r.0, program.names.get(name)),
+            Origin::Field(r, name) => {
+                format!("m{:x}.{}", labels.record(r), program.names.get(name))
+            }
             Origin::Fresh => return None,
         })
     }
 }
 
-/// `l{f}.{name}#{ordinal}`; `ordinals`: [`local_ordinals`] of `f`.
-fn local_name(program: &Program, f: FuncId, l: LocalId, ordinals: &[u32]) -> Option<String> {
+/// `l{f}.{name}#{ordinal}` (`f` by label); `ordinals`: [`local_ordinals`] of `f`.
+fn local_name(
+    program: &Program,
+    labels: &Labels,
+    f: FuncId,
+    l: LocalId,
+    ordinals: &[u32],
+) -> Option<String> {
     let local = program.functions[f.index()]
         .body
         .as_ref()?
         .locals
         .get(l.index())?;
     Some(format!(
-        "l{}.{}#{}",
-        f.0,
+        "l{:x}.{}#{}",
+        labels.function(f),
         program.names.get(local.name),
         ordinals.get(l.index())?
     ))

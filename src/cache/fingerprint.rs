@@ -16,30 +16,64 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::classes::NodeNamer;
+use super::labels::{hash64, Labels};
 use super::{Key, KeyBuilder};
-use crate::ir::{FuncId, GlobalKind, Linkage, Loc};
+use crate::ir::print::Printer;
+use crate::ir::{FuncId, GlobalId, GlobalKind, Linkage, Loc, RecordId};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::inclusion::{Bits, ObjectLabel, SiteObjects};
 use crate::pta::PointsTo;
 
-/// What the summaries' keys read of the program's text: its [`layout`] and every function's
-/// body key ([`function_bodies`]). It needs no points-to analysis, so a run computes it beside
-/// that (mostly sequential) analysis.
+/// What the summaries' keys read of the program's text. It needs no points-to analysis, so a
+/// run computes it beside that (mostly sequential) analysis.
 pub struct ProgramText {
+    /// The ids' labels ([`Labels`]): summaries store ids by them.
+    pub labels: Labels,
+    /// The ids of the program's files, functions, globals and records, in id order: what
+    /// depends on the ids as they are (the saved findings).
     pub layout: Key,
+    /// The files and every record by label: what any summary may read of the declarations
+    /// besides those of the functions and globals it names.
+    pub declarations: Key,
+    /// Per function: its declaration (label, type, linkage, whether it has a body), hashed.
+    pub function_decls: Vec<u64>,
+    /// Per global: its declaration (label, type, linkage, flags, kind), hashed.
+    pub global_decls: Vec<u64>,
+    /// Per function with a body: its printed IR with the declarations it names
+    /// ([`function_bodies`]).
     pub bodies: Vec<Option<Key>>,
 }
 
 impl ProgramText {
     pub fn of(program: &Program) -> ProgramText {
-        let (layout, bodies) = rayon::join(|| layout(program), || function_bodies(program));
-        ProgramText { layout, bodies }
+        let labels = Labels::of(program);
+        let (declarations, (function_decls, global_decls)) = rayon::join(
+            || declarations(program, &labels),
+            || {
+                rayon::join(
+                    || function_decls(program, &labels),
+                    || global_decls(program, &labels),
+                )
+            },
+        );
+        let (layout, bodies) = rayon::join(
+            || layout(program, &global_decls),
+            || function_bodies(program, &labels, &function_decls, &global_decls),
+        );
+        ProgramText {
+            labels,
+            layout,
+            declarations,
+            function_decls,
+            global_decls,
+            bodies,
+        }
     }
 }
 
 /// The ids of the program's files, functions, globals and records, and their declarations.
-pub fn layout(program: &Program) -> Key {
+fn layout(program: &Program, global_decls: &[u64]) -> Key {
     let p = program.printer();
     let mut k = KeyBuilder::new("layout");
     k.u64(program.files.len() as u64);
@@ -54,33 +88,95 @@ pub fn layout(program: &Program) -> Key {
             .u64(u64::from(f.body.is_some()));
     }
     k.u64(program.globals.len() as u64);
-    for g in &program.globals {
-        let g = &g.global;
+    for (i, g) in program.globals.iter().enumerate() {
         // Not the location or the initializer: pointer flow from initializers is in the
         // points-to fingerprint, and a global's line does not reach summaries.
-        let kind = match g.kind {
-            GlobalKind::Global => "",
-            GlobalKind::StaticLocal { function } => program.names.get(function),
-        };
-        k.str(program.names.get(g.name))
-            .str(&p.ty(g.ty))
-            .str(kind)
-            .str(&format!("{:?} {:?} {}", g.linkage, g.flags, g.defined));
+        k.str(program.names.get(g.global.name)).u64(global_decls[i]);
     }
     let records = program.types.records();
     k.u64(records.len() as u64);
-    for r in records {
-        k.str(&format!("{:?} {}", r.kind, r.packed));
-        k.str(r.tag.map_or("", |t| program.names.get(t)));
-        k.u64(r.fields.len() as u64);
-        for f in &r.fields {
-            k.str(program.names.get(f.name))
-                .str(&p.ty(f.ty))
-                .u64(f.bit_width.map_or(u64::MAX, u64::from))
-                .u64(u64::from(f.anonymous));
-        }
+    for r in 0..records.len() {
+        record(&mut k, program, &p, RecordId(r as u32));
     }
     k.finish()
+}
+
+/// The files, and every record in label order (a record's fields are read through any
+/// pointer, so every summary may depend on any record: coarse, on purpose).
+fn declarations(program: &Program, labels: &Labels) -> Key {
+    let p = labels.printer(program);
+    let mut k = KeyBuilder::new("declarations");
+    k.u64(program.files.len() as u64);
+    for f in &program.files {
+        k.str(f);
+    }
+    let mut records: Vec<(u64, u32)> = (0..labels.records.len() as u32)
+        .map(|r| (labels.record(RecordId(r)), r))
+        .collect();
+    records.sort_unstable();
+    k.u64(records.len() as u64);
+    for (label, r) in records {
+        k.u64(label);
+        record(&mut k, program, &p, RecordId(r));
+    }
+    k.finish()
+}
+
+fn record(k: &mut KeyBuilder, program: &Program, p: &Printer<'_>, r: RecordId) {
+    let r = program.types.record(r);
+    k.str(&format!("{:?} {}", r.kind, r.packed));
+    k.str(r.tag.map_or("", |t| program.names.get(t)));
+    k.u64(r.fields.len() as u64);
+    for f in &r.fields {
+        k.str(program.names.get(f.name))
+            .str(&p.ty(f.ty))
+            .u64(f.bit_width.map_or(u64::MAX, u64::from))
+            .u64(u64::from(f.anonymous));
+    }
+}
+
+fn function_decls(program: &Program, labels: &Labels) -> Vec<u64> {
+    (0..program.functions.len())
+        .into_par_iter()
+        .map_init(
+            || labels.printer(program),
+            |p, i| {
+                let f = &program.functions[i];
+                hash64(
+                    KeyBuilder::new("function declaration")
+                        .u64(labels.function(FuncId(i as u32)))
+                        .str(&p.ty(f.ty))
+                        .u64(u64::from(f.linkage == Linkage::Internal))
+                        .u64(u64::from(f.body.is_some())),
+                )
+            },
+        )
+        .collect()
+}
+
+fn global_decls(program: &Program, labels: &Labels) -> Vec<u64> {
+    (0..program.globals.len())
+        .into_par_iter()
+        .map_init(
+            || labels.printer(program),
+            |p, i| {
+                let g = &program.globals[i].global;
+                // Not the location or the initializer: pointer flow from initializers is in the
+                // points-to fingerprint, and a global's line does not reach summaries.
+                let kind = match g.kind {
+                    GlobalKind::Global => "",
+                    GlobalKind::StaticLocal { function } => program.names.get(function),
+                };
+                hash64(
+                    KeyBuilder::new("global declaration")
+                        .u64(labels.global(GlobalId(i as u32)))
+                        .str(&p.ty(g.ty))
+                        .str(kind)
+                        .str(&format!("{:?} {:?} {}", g.linkage, g.flags, g.defined)),
+                )
+            },
+        )
+        .collect()
 }
 
 /// The models by name, in name order.
@@ -97,22 +193,52 @@ pub fn models(models: &Models) -> Key {
     k.finish()
 }
 
-/// Each function's printed IR, hashed (`None`: no body), with locations in its own file relative
-/// to the function's (so it keeps its hash when lines are added above it) and without the
-/// integer constants of `asm` inputs (`__LINE__` in the kernel's `WARN_ON`; no analysis reads
-/// them). In parallel (on the current rayon pool).
-pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
+/// Each function's printed IR, hashed (`None`: no body), with ids by label, the declarations
+/// of the functions and globals it names, locations in its own file relative to the
+/// function's (so it keeps its hash when lines are added above it) and without the integer
+/// constants of `asm` inputs (`__LINE__` in the kernel's `WARN_ON`; no analysis reads them).
+/// In parallel (on the current rayon pool).
+fn function_bodies(
+    program: &Program,
+    labels: &Labels,
+    function_decls: &[u64],
+    global_decls: &[u64],
+) -> Vec<Option<Key>> {
     (0..program.functions.len())
         .into_par_iter()
         .map(|i| {
             let body = program.functions[i].body.as_ref()?;
-            // Locations relative to the function's own: lines added above it do not change it.
-            let mut printer = program.printer();
-            printer.relative_to = Some(body.loc);
-            printer.hide_asm_constants = true;
-            printer.hide_call_constants = true;
-            let text = printer.function(body);
-            Some(KeyBuilder::new("body").str(&text).finish())
+            let cell = std::cell::RefCell::new((Vec::new(), Vec::new()));
+            let named = &cell;
+            let text = {
+                let mut printer = labels.printer(program);
+                let (global_name, function_name) = (printer.global_name, printer.function_name);
+                printer.global_name = Box::new(move |g| {
+                    named.borrow_mut().0.push(global_decls[g.index()]);
+                    global_name(g)
+                });
+                printer.function_name = Box::new(move |f| {
+                    named.borrow_mut().1.push(function_decls[f.index()]);
+                    function_name(f)
+                });
+                // Locations relative to the function's own: lines added above it do not change it.
+                printer.relative_to = Some(body.loc);
+                printer.hide_asm_constants = true;
+                printer.hide_call_constants = true;
+                printer.function(body)
+            };
+            let (mut globals, mut functions) = cell.into_inner();
+            let mut k = KeyBuilder::new("body");
+            k.str(&text);
+            for decls in [&mut globals, &mut functions] {
+                decls.sort_unstable();
+                decls.dedup();
+                k.u64(decls.len() as u64);
+                for &d in decls.iter() {
+                    k.u64(d);
+                }
+            }
+            Some(k.finish())
         })
         .collect()
 }
@@ -128,6 +254,7 @@ pub fn function_bodies(program: &Program) -> Vec<Option<Key>> {
 pub fn site_objects<'a>(
     program: &Program,
     pta: &PointsTo,
+    labels: &Labels,
     objects: &SiteObjects,
     own_locs: impl Fn(FuncId) -> &'a [Loc],
     bodies: &[Option<Key>],
@@ -135,7 +262,7 @@ pub fn site_objects<'a>(
     let mut k = KeyBuilder::new("site objects");
     let mut namer = ObjectNamer {
         objects,
-        nodes: NodeNamer::new(program, pta),
+        nodes: NodeNamer::new(program, pta, labels),
         hashes: FxHashMap::default(),
         owner: FxHashMap::default(),
         numbered: FxHashMap::default(),
@@ -218,7 +345,9 @@ impl ObjectNamer<'_> {
         }
         let name = match self.objects.object(node)? {
             ObjectLabel::Node(n) => self.nodes.name(n)?,
-            ObjectLabel::Allocation(f, rank) => format!("A{}#{rank}", f.0),
+            ObjectLabel::Allocation(f, rank) => {
+                format!("A{:x}#{rank}", self.nodes.labels().function(f))
+            }
             ObjectLabel::Opaque => "opaque".into(),
             ObjectLabel::World => "world".into(),
             ObjectLabel::Nowhere => "nowhere".into(),

@@ -25,6 +25,8 @@ pub struct Printer<'a> {
     pub files: &'a [String],
     /// Name of a linked function, when printing after linking.
     pub function_name: Box<dyn Fn(FuncId) -> String + 'a>,
+    /// Name of a record after `struct`/`union`; by default its tag, or `<anon#id>`.
+    pub record_name: Option<Box<dyn Fn(RecordId) -> String + 'a>>,
     /// Print locations in this location's file as line offsets from it (`+3:5`): a function's
     /// text independent of where it sits in its file (the summaries cache keys bodies so).
     pub relative_to: Option<Loc>,
@@ -149,9 +151,10 @@ impl Printer<'_> {
                     types::RecordKind::Struct => "struct ",
                     types::RecordKind::Union => "union ",
                 });
-                match rec.tag {
-                    Some(tag) => out.push_str(self.names.get(tag)),
-                    None => write!(out, "<anon#{}>", r.0).unwrap(),
+                match (&self.record_name, rec.tag) {
+                    (Some(name), _) => out.push_str(&name(*r)),
+                    (None, Some(tag)) => out.push_str(self.names.get(tag)),
+                    (None, None) => write!(out, "<anon#{}>", r.0).unwrap(),
                 }
             }
             TypeKind::Enum { tag } => {

@@ -137,6 +137,7 @@ impl Program {
             strings: &self.strings,
             files: &self.files,
             function_name: Box::new(|f| self.function_label(f)),
+            record_name: None,
             relative_to: None,
             hide_asm_constants: false,
             hide_call_constants: false,

@@ -10,17 +10,28 @@
 use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
 use super::chain::{LocMemo, VisitMemo};
 use super::lockset::{Lock, RelativeLockset};
+use super::owned;
 use super::path::{Path, Root, Step};
 use super::threads::ThreadState;
 use super::value::SymVal;
 use super::Summary;
-use crate::ir::{FuncId, Loc, Name};
+use crate::ir::{FuncId, GlobalId, Loc, Name, RecordId};
 
-/// A renaming of names and classes; `None` means the id cannot be renamed (the summary is then
-/// not portable, or not valid here).
+/// A renaming of names, classes, functions, globals and records; `None` means the id cannot be
+/// renamed (the summary is then not portable, or not valid here). Functions, globals and
+/// records are kept by default: only the cache's portable form renames them.
 pub trait IdMap {
     fn name(&mut self, n: Name) -> Option<Name>;
     fn class(&mut self, c: u32) -> Option<u32>;
+    fn func(&mut self, f: FuncId) -> Option<FuncId> {
+        Some(f)
+    }
+    fn global(&mut self, g: GlobalId) -> Option<GlobalId> {
+        Some(g)
+    }
+    fn record(&mut self, r: RecordId) -> Option<RecordId> {
+        Some(r)
+    }
 }
 
 impl Summary {
@@ -49,13 +60,22 @@ impl Summary {
                 spawned: self.threads.spawned,
                 live: path_set(&self.threads.live, m)?,
                 joined: path_set(&self.threads.joined, m)?,
-                live_starts: self.threads.live_starts,
+                live_starts: self.threads.live_starts.remap(|f| m.func(f))?,
             },
             formal_escapes: self.formal_escapes,
             formal_self_refs: self.formal_self_refs,
             formal_loads_escape: self.formal_loads_escape,
             returns_fresh: self.returns_fresh,
-            member_calls: self.member_calls,
+            member_calls: self
+                .member_calls
+                .into_iter()
+                .map(|c| {
+                    Some(owned::MemberCall {
+                        callee: m.func(c.callee)?,
+                        args: c.args,
+                    })
+                })
+                .collect::<Option<_>>()?,
             widened: self.widened,
             modelled: self.modelled,
             coarsened: self.coarsened,
@@ -85,7 +105,29 @@ impl Summary {
         }
         path_set::<Vec<Path>>(&self.threads.live, m)?;
         path_set::<Vec<Path>>(&self.threads.joined, m)?;
+        self.threads.live_starts.remap(|f| m.func(f))?;
+        for c in &self.member_calls {
+            m.func(c.callee)?;
+        }
+        for a in &self.accesses {
+            for w in a.witnesses.iter() {
+                w.func.map(|f| m.func(f)).unwrap_or(Some(FuncId(0)))?;
+            }
+        }
         Some(())
+    }
+
+    /// The callee of every call of the summary's call chains (the part that counts, see
+    /// [`super::chain`]), as often as it occurs: the cache stores chains apart from the
+    /// summary, and names their callees with the functions [`Summary::visit_ids`] meets.
+    pub fn visit_callees(&self, v: &mut impl FnMut(FuncId)) {
+        let witnesses = self.accesses.iter().flat_map(|a| a.witnesses.iter());
+        let chains = witnesses
+            .map(|w| &w.chain)
+            .chain(self.spawns.iter().map(|sp| &sp.chain));
+        for chain in chains {
+            chain.iter().for_each(|site| v(site.callee));
+        }
     }
 
     /// Every location of the summary of `f`, with the function whose body it is in (as
@@ -127,13 +169,14 @@ pub fn path(p: &Path, m: &mut impl IdMap) -> Option<Path> {
     let root = match p.root {
         Root::Rep(c) => Root::Rep(m.class(c)?),
         Root::Pseudo(n) => Root::Pseudo(m.name(n)?),
-        r @ (Root::Global(_) | Root::Formal(_) | Root::Local(_)) => r,
+        Root::Global(g) => Root::Global(m.global(g)?),
+        r @ (Root::Formal(_) | Root::Local(_)) => r,
     };
     let steps = p
         .steps
         .iter()
         .map(|s| match *s {
-            Step::Field(r, n) => Some(Step::Field(r, m.name(n)?)),
+            Step::Field(r, n) => Some(Step::Field(m.record(r)?, m.name(n)?)),
             s @ (Step::Deref | Step::Index | Step::Elem(_)) => Some(s),
         })
         .collect::<Option<_>>()?;
@@ -178,14 +221,20 @@ fn value(v: &SymVal, m: &mut impl IdMap) -> Option<SymVal> {
             lock: lock(l, m)?,
             nonzero: *nonzero,
         },
-        SymVal::Bottom | SymVal::Top | SymVal::Int(_) | SymVal::Func(_) => v.clone(),
+        SymVal::Func(f) => SymVal::Func(m.func(*f)?),
+        SymVal::Bottom | SymVal::Top | SymVal::Int(_) => v.clone(),
     })
 }
 
 fn spawn(s: &Spawn, m: &mut impl IdMap) -> Option<Spawn> {
     Some(Spawn {
+        start: s.start.iter().map(|&f| m.func(f)).collect::<Option<_>>()?,
         arg: match &s.arg {
             Some(p) => Some(path(p, m)?),
+            None => None,
+        },
+        func: match s.func {
+            Some(f) => Some(m.func(f)?),
             None => None,
         },
         ..s.clone()
@@ -208,6 +257,11 @@ fn remap_accesses(
     let (paths, path_new) = sorted_table(paths);
     let (locksets, lockset_new) = sorted_table(locksets);
     for a in &mut accesses {
+        for w in a.witnesses.iter_mut() {
+            if let Some(f) = &mut w.func {
+                *f = m.func(*f)?;
+            }
+        }
         a.path = *path_new.get(a.path as usize)?;
         a.locks = *lockset_new.get(a.locks as usize)?;
         if let Some(c) = &mut a.class {

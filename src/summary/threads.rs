@@ -10,6 +10,7 @@
 //! taken to join every slot (the usual create-all / join-all loops); outside a loop it joins
 //! nothing. That is the one unsound assumption here, and it is documented in README.md.
 
+use crate::ir::FuncId;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -75,6 +76,14 @@ impl LiveStarts {
         if self.set.len() > MAX_LIVE_STARTS {
             *self = LiveStarts::top();
         }
+    }
+
+    /// The set with every routine renamed by `m` (`None` if one cannot be).
+    pub fn remap(&self, mut m: impl FnMut(FuncId) -> Option<FuncId>) -> Option<LiveStarts> {
+        Some(LiveStarts {
+            set: self.set.iter().map(|&f| m(f)).collect::<Option<_>>()?,
+            any: self.any,
+        })
     }
 
     fn top() -> LiveStarts {

@@ -29,20 +29,31 @@ use crate::schedule::Digest;
 const FINALS: &str = "summary-finals";
 
 /// A member's stored form, by the summary it ended on.
+/// Functions by label ([`crate::cache::labels`]).
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Final {
-    func: FuncId,
+    func: u64,
     /// The step digest of the summary it ended on (`None`: not known, not recorded).
     step: Option<Digest>,
     pub content: [u8; 32],
-    /// The functions its locations are in (ranked among their own), sorted.
-    owners: Vec<FuncId>,
+    /// The functions its locations are in (ranked among their own).
+    owners: Vec<u64>,
 }
 
-impl Final {
-    pub fn new(func: FuncId, step: Option<Digest>, content: Key, owners: Vec<FuncId>) -> Final {
+impl SummaryCache<'_> {
+    /// `func`'s final: `owners` are the functions its locations are in.
+    pub(super) fn new_final(
+        &self,
+        func: FuncId,
+        step: Option<Digest>,
+        content: Key,
+        owners: &[FuncId],
+    ) -> Final {
+        let mut owners: Vec<u64> = owners.iter().map(|&g| self.labels.function(g)).collect();
+        owners.sort_unstable();
+        owners.dedup();
         Final {
-            func,
+            func: self.labels.function(func),
             step,
             content: content.0,
             owners,
@@ -55,16 +66,18 @@ impl Final {
 #[derive(Default, Serialize, Deserialize)]
 struct StoredFinals {
     members: Vec<Final>,
-    owners: Vec<(FuncId, Digest)>,
+    /// By label.
+    owners: Vec<(u64, Digest)>,
 }
 
 /// The finals of one collapsed SCC's latest stored fixpoint, as this run checks them.
 pub(super) struct Finals<'c, 'a> {
     cache: &'c SummaryCache<'a>,
     key: Key,
-    members: FxHashMap<FuncId, Final>,
-    /// The functions whose own locations are what the stored finals were ranked by.
-    unmoved: FxHashMap<FuncId, bool>,
+    /// By label.
+    members: FxHashMap<u64, Final>,
+    /// The functions (by label) whose own locations are what the stored finals were ranked by.
+    unmoved: FxHashMap<u64, bool>,
 }
 
 impl SummaryCache<'_> {
@@ -73,13 +86,23 @@ impl SummaryCache<'_> {
     pub(super) fn finals(&self, scc: &Scc) -> Finals<'_, '_> {
         let key = KeyBuilder::new(FINALS)
             .key(&self.context)
-            .u64(scc.functions.first().map_or(0, |f| f.0.into()))
+            .u64(
+                scc.functions
+                    .first()
+                    .map_or(0, |&f| self.labels.function(f)),
+            )
             .finish();
         let stored: StoredFinals = self.store.get_value(FINALS, &key).unwrap_or_default();
         let unmoved = stored
             .owners
             .par_iter()
-            .map(|&(g, digest)| (g, self.own_locs_digest(g) == Some(digest)))
+            .map(|&(g, digest)| {
+                let here = self.labels.functions.id(g).map(FuncId);
+                (
+                    g,
+                    here.and_then(|g| self.own_locs_digest(g)) == Some(digest),
+                )
+            })
             .collect();
         Finals {
             cache: self,
@@ -103,8 +126,8 @@ impl Finals<'_, '_> {
     /// time too, the functions its locations are in have the same own locations, and the entry
     /// is still there.
     pub fn reuse(&self, f: FuncId, step: &Digest) -> Option<Final> {
-        let made = self.members.get(&f)?;
-        let unmoved = |g: &FuncId| self.unmoved.get(g).copied().unwrap_or(false);
+        let made = self.members.get(&self.cache.labels.function(f))?;
+        let unmoved = |g: &u64| self.unmoved.get(g).copied().unwrap_or(false);
         (made.step.as_ref() == Some(step) && made.owners.iter().all(unmoved)).then_some(())?;
         let there = self
             .cache
@@ -119,15 +142,19 @@ impl Finals<'_, '_> {
     /// Keeps `made` (the members' finals) for the next fixpoint of this SCC.
     pub fn save(&self, made: impl Iterator<Item = Final>) {
         let members: Vec<Final> = made.filter(|m| m.step.is_some()).collect();
-        let mut named: Vec<FuncId> = members
+        let mut named: Vec<u64> = members
             .iter()
             .flat_map(|m| m.owners.iter().copied())
             .collect();
         named.sort_unstable();
         named.dedup();
-        let owners: Option<Vec<(FuncId, Digest)>> = named
+        let labels = &self.cache.labels;
+        let owners: Option<Vec<(u64, Digest)>> = named
             .par_iter()
-            .map(|&g| Some((g, self.cache.own_locs_digest(g)?)))
+            .map(|&g| {
+                let here = FuncId(labels.functions.id(g)?);
+                Some((g, self.cache.own_locs_digest(here)?))
+            })
             .collect();
         // A function named without own locations: nothing it ranks could be reused anyway.
         let Some(owners) = owners else { return };

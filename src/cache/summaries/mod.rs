@@ -47,10 +47,11 @@ use serde::{Deserialize, Serialize};
 
 use super::classes::ClassTable;
 use super::fingerprint::{self, ProgramText};
+use super::labels::Labels;
 use super::relocate::LocTable;
 use super::{store, Corruption, Key, KeyBuilder, Store};
 use crate::callgraph::{CallGraph, Scc};
-use crate::ir::{FuncId, Loc, Name};
+use crate::ir::{FuncId, GlobalId, Loc, Name, RecordId};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::PointsTo;
@@ -84,15 +85,23 @@ struct Portable {
     names: Vec<String>,
     /// Classes private to one function, by name ([`ClassTable::private_name`]).
     private: Vec<String>,
+    /// `FuncId(i)` in `summary` and `chains` is `functions[i]`: its label and declaration
+    /// ([`Labels`], [`ProgramText::function_decls`]), in the order of the ids that stored it.
+    functions: Vec<(u64, u64)>,
+    /// `GlobalId(i)` is `globals[i]` (label, declaration), in id order.
+    globals: Vec<(u64, u64)>,
+    /// `RecordId(i)` is `records[i]` (label), in id order.
+    records: Vec<u64>,
     /// The call chains of `summary`'s witnesses and spawns ([`chain::encode_with_table`]).
     chains: ChainTable,
     /// The summary, encoded with its chains as indices into `chains`. Classes are ranks in the
     /// run's [`ClassTable`], or `PRIVATE | i` for `private[i]`.
     #[serde(with = "serde_bytes")]
     summary: Vec<u8>,
-    /// The collapsed SCCs whose shared sets the summary refers to, by name
-    /// ([`crate::summary::shared`]): a set is the run's, rebuilt when its SCC is reused.
-    shared: Vec<FuncId>,
+    /// The collapsed SCCs whose shared sets the summary refers to, by name (an index into
+    /// `functions`, see [`crate::summary::shared`]): a set is the run's, rebuilt when its SCC
+    /// is reused.
+    shared: Vec<u32>,
 }
 
 /// The `file` of a location given relative to its function's location.
@@ -138,6 +147,11 @@ pub struct SummaryCache<'a> {
     cg: &'a CallGraph,
     classes: ClassTable,
     context: Key,
+    labels: Labels,
+    /// The ids as they are ([`ProgramText::layout`]): in the program key only.
+    layout: Key,
+    function_decls: Vec<u64>,
+    global_decls: Vec<u64>,
     bodies: Vec<Option<Key>>,
     /// Per function: the content hash of its final summary, once its SCC is done.
     content: Vec<OnceLock<Key>>,
@@ -177,8 +191,15 @@ impl<'a> SummaryCache<'a> {
         options: &SummaryOptions,
         text: ProgramText,
     ) -> Option<SummaryCache<'a>> {
-        let ProgramText { layout, bodies } = text;
-        let classes = ClassTable::new(program, pta)?;
+        let ProgramText {
+            labels,
+            layout,
+            declarations,
+            function_decls,
+            global_decls,
+            bodies,
+        } = text;
+        let classes = ClassTable::new(program, pta, &labels)?;
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
             .str(&format!("{:?}", options.signature_filter))
@@ -188,7 +209,7 @@ impl<'a> SummaryCache<'a> {
             .u64(options.collapse_at as u64)
             .u64(options.strict_publication.into())
             .key(&fingerprint::models(models))
-            .key(&layout)
+            .key(&declarations)
             .key(&classes.fingerprint)
             .finish();
         Some(SummaryCache {
@@ -198,6 +219,10 @@ impl<'a> SummaryCache<'a> {
             cg,
             classes,
             context,
+            labels,
+            layout,
+            function_decls,
+            global_decls,
             bodies,
             content: unset(program.functions.len()),
             own_locs: unset(program.functions.len()),
@@ -234,7 +259,8 @@ impl<'a> SummaryCache<'a> {
     /// `content`: per function, the content hash of its summary.
     fn program_key_with(&self, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new("program summaries");
-        k.key(&self.context);
+        // The ids as they are: the findings store them so.
+        k.key(&self.context).key(&self.layout);
         // The call graph, not the bodies: what the race stage reads of the program besides
         // the summaries is who calls whom (entries, reachability) and names.
         for f in 0..self.program.functions.len() {
@@ -287,8 +313,9 @@ impl<'a> SummaryCache<'a> {
     fn key_with(&self, scc: &Scc, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new(KIND);
         k.key(&self.context);
-        for f in &scc.functions {
-            k.u64(f.0.into());
+        for &f in &scc.functions {
+            k.u64(self.labels.function(f))
+                .u64(self.function_decls[f.index()]);
             match &self.bodies[f.index()] {
                 Some(b) => k.key(b),
                 None => k.u64(0),
@@ -303,7 +330,8 @@ impl<'a> SummaryCache<'a> {
         callees.sort_unstable();
         callees.dedup();
         for g in callees {
-            k.u64(g.0.into());
+            k.u64(self.labels.function(g))
+                .u64(self.function_decls[g.index()]);
             match content(g) {
                 Some(c) => k.key(&c),
                 // Body-less, or its SCC failed: no summary either way.
@@ -356,6 +384,7 @@ impl<'a> SummaryCache<'a> {
         fingerprint::site_objects(
             self.program,
             self.pta,
+            &self.labels,
             objects,
             |f| {
                 self.own_locs[f.index()]
@@ -433,14 +462,20 @@ impl<'a> SummaryCache<'a> {
         form: LocForm,
         owners: &mut Vec<FuncId>,
     ) -> Option<Vec<u8>> {
-        let mut used = NameCollector {
+        let mut used = IdCollector {
             names: Vec::new(),
             private: FxHashMap::default(),
+            functions: Vec::new(),
+            globals: Vec::new(),
+            records: Vec::new(),
             classes: &self.classes,
             program: self.program,
             pta: self.pta,
+            labels: &self.labels,
         };
         s.visit_ids(&mut used)?;
+        s.visit_callees(&mut |g| used.functions.push(g));
+        used.functions.extend(s.shared.iter().map(|set| set.scc));
         let mut private: Vec<(String, u32)> = used
             .private
             .into_iter()
@@ -464,13 +499,23 @@ impl<'a> SummaryCache<'a> {
             .enumerate()
             .map(|(i, &(_, n))| (n, i as u32))
             .collect();
+        used.functions.sort_unstable();
+        used.functions.dedup();
+        used.globals.sort_unstable();
+        used.globals.dedup();
+        used.records.sort_unstable();
+        used.records.dedup();
         let mut to_portable = ToPortable {
             index: &index,
             private: &private_index,
             classes: &self.classes,
             pta: self.pta,
+            functions: &used.functions,
+            globals: &used.globals,
+            records: &used.records,
         };
-        let mut summary = s.remap(&mut to_portable)?;
+        // Locations first: their owners are this run's functions until the summary is renamed.
+        let mut summary = s.clone();
         let mut ranked = true;
         summary.map_locs(f, &mut |l, owner| match form {
             LocForm::Relative => self.relative_loc(l, owner),
@@ -490,13 +535,37 @@ impl<'a> SummaryCache<'a> {
         if !ranked {
             return None;
         }
-        let (summary, chains) = chain::encode_with_table(|| store::encode(&summary));
+        let summary = summary.into_remapped(&mut to_portable)?;
+        let (summary, mut chains) = chain::encode_with_table(|| store::encode(&summary));
+        for (site, _) in &mut chains {
+            site.callee = to_portable.func(site.callee)?;
+        }
+        let shared = s
+            .shared
+            .iter()
+            .map(|set| Some(to_portable.func(set.scc)?.0))
+            .collect::<Option<_>>()?;
         let portable = Portable {
             names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
             private: private.into_iter().map(|(name, _)| name).collect(),
+            functions: used
+                .functions
+                .iter()
+                .map(|&g| (self.labels.function(g), self.function_decls[g.index()]))
+                .collect(),
+            globals: used
+                .globals
+                .iter()
+                .map(|&g| (self.labels.global(g), self.global_decls[g.index()]))
+                .collect(),
+            records: used
+                .records
+                .iter()
+                .map(|&r| self.labels.record(r))
+                .collect(),
             chains,
             summary: summary.ok()?,
-            shared: s.shared.iter().map(|set| set.scc).collect(),
+            shared,
         };
         store::encode(&portable).ok()
     }
@@ -512,7 +581,19 @@ impl<'a> SummaryCache<'a> {
         sets: &SharedSets,
         form: LocForm,
     ) -> Result<Summary, Corruption> {
-        let p: Portable = store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
+        let mut p: Portable =
+            store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
+        let ids = self.portable_ids(&p).ok_or_else(|| {
+            Corruption::Decode(
+                "a function, global or record this program declares otherwise".into(),
+            )
+        })?;
+        for (site, _) in &mut p.chains {
+            site.callee = *ids
+                .functions
+                .get(site.callee.index())
+                .ok_or_else(|| Corruption::Decode("a function out of range".into()))?;
+        }
         let names: Vec<Name> = p
             .names
             .iter()
@@ -521,12 +602,16 @@ impl<'a> SummaryCache<'a> {
         let private: Vec<Option<u32>> = p
             .private
             .iter()
-            .map(|n| ClassTable::private_class(self.program, self.pta, n))
+            .map(|n| {
+                self.classes
+                    .private_class(self.program, self.pta, &self.labels, n)
+            })
             .collect();
         let mut from = FromPortable {
             names: &names,
             private: &private,
             classes: &self.classes,
+            ids: &ids,
         };
         // In transit until renamed: interned only then.
         let summary: Summary =
@@ -558,10 +643,52 @@ impl<'a> SummaryCache<'a> {
         s.shared = p
             .shared
             .iter()
-            .map(|&scc| shared_set(sets, scc))
+            .map(|&scc| shared_set(sets, *ids.functions.get(scc as usize)?))
             .collect::<Option<_>>()
             .ok_or_else(|| Corruption::Decode("a shared set this run has not built".into()))?;
         Ok(s)
+    }
+
+    /// The ids of this program a portable summary's functions, globals and records stand for:
+    /// `None` unless each is declared as when it was stored, and they keep their order (a
+    /// summary's tables and witnesses are sorted by id: moved past each other, they would
+    /// not be in the order this program's analysis puts them in).
+    fn portable_ids(&self, p: &Portable) -> Option<PortableIds> {
+        fn ids<T: Copy + Ord>(
+            stored: impl Iterator<Item = (u64, Option<u64>)>,
+            id: impl Fn(u64) -> Option<u32>,
+            decl: impl Fn(u32) -> Option<u64>,
+            make: impl Fn(u32) -> T,
+        ) -> Option<Vec<T>> {
+            let out: Vec<T> = stored
+                .map(|(label, d)| {
+                    let i = id(label)?;
+                    (d.is_none() || decl(i) == d).then(|| make(i))
+                })
+                .collect::<Option<_>>()?;
+            out.windows(2).all(|w| w[0] < w[1]).then_some(out)
+        }
+        let l = &self.labels;
+        Some(PortableIds {
+            functions: ids(
+                p.functions.iter().map(|&(l, d)| (l, Some(d))),
+                |x| l.functions.id(x),
+                |i| self.function_decls.get(i as usize).copied(),
+                FuncId,
+            )?,
+            globals: ids(
+                p.globals.iter().map(|&(l, d)| (l, Some(d))),
+                |x| l.globals.id(x),
+                |i| self.global_decls.get(i as usize).copied(),
+                GlobalId,
+            )?,
+            records: ids(
+                p.records.iter().map(|&l| (l, None)),
+                |x| l.records.id(x),
+                |_| None,
+                RecordId,
+            )?,
+        })
     }
 
     /// A summary of a reused SCC could not be loaded: its SCC's entry goes too, so the run
@@ -713,7 +840,8 @@ impl SummaryStore for SummaryCache<'_> {
                             if !self.store.entry_path(KIND, &c).exists() {
                                 self.store.put_or_warn(KIND, &c, &blob);
                             }
-                            (c, finals::Final::new(f, step.map(|(_, d)| d), c, owners))
+                            let made = self.new_final(f, step.map(|(_, d)| d), c, &owners);
+                            (c, made)
                         }
                     };
                     Some((c, Some(SummaryFacts::of(s)), Some(made)))
@@ -726,7 +854,7 @@ impl SummaryStore for SummaryCache<'_> {
             for &f in &scc.functions {
                 let c = KeyBuilder::new("unportable")
                     .key(&key)
-                    .u64(f.0.into())
+                    .u64(self.labels.function(f))
                     .finish();
                 self.set_content(f, c);
             }
@@ -764,18 +892,22 @@ impl SummaryStore for SummaryCache<'_> {
 /// [`finals::Final`].
 type StoredMember = (Key, Option<SummaryFacts>, Option<finals::Final>);
 
-/// Records the names and private classes a summary uses; checks every class has a portable
-/// form.
-struct NameCollector<'a> {
+/// Records the names, private classes, functions, globals and records a summary uses; checks
+/// every class has a portable form.
+struct IdCollector<'a> {
     names: Vec<Name>,
     /// Private class representative → its name.
     private: FxHashMap<u32, String>,
+    functions: Vec<FuncId>,
+    globals: Vec<GlobalId>,
+    records: Vec<RecordId>,
     classes: &'a ClassTable,
     program: &'a Program,
     pta: &'a PointsTo,
+    labels: &'a Labels,
 }
 
-impl IdMap for NameCollector<'_> {
+impl IdMap for IdCollector<'_> {
     fn name(&mut self, n: Name) -> Option<Name> {
         self.names.push(n);
         Some(n)
@@ -784,12 +916,31 @@ impl IdMap for NameCollector<'_> {
         if self.classes.rank(self.pta, c).is_none() {
             let rep = self.pta.class(c);
             if !self.private.contains_key(&rep) {
-                let name = self.classes.private_name(self.program, self.pta, rep)?;
+                let name = self
+                    .classes
+                    .private_name(self.program, self.pta, self.labels, rep)?;
                 self.private.insert(rep, name);
             }
         }
         Some(c)
     }
+    fn func(&mut self, f: FuncId) -> Option<FuncId> {
+        self.functions.push(f);
+        Some(f)
+    }
+    fn global(&mut self, g: GlobalId) -> Option<GlobalId> {
+        self.globals.push(g);
+        Some(g)
+    }
+    fn record(&mut self, r: RecordId) -> Option<RecordId> {
+        self.records.push(r);
+        Some(r)
+    }
+}
+
+/// The index of `x` in `sorted`, as an id.
+fn rank<T: Ord>(sorted: &[T], x: &T) -> Option<u32> {
+    sorted.binary_search(x).ok().map(|i| i as u32)
 }
 
 struct ToPortable<'a> {
@@ -798,6 +949,10 @@ struct ToPortable<'a> {
     private: &'a FxHashMap<u32, u32>,
     classes: &'a ClassTable,
     pta: &'a PointsTo,
+    /// The ids the summary uses, sorted: an id becomes its index.
+    functions: &'a [FuncId],
+    globals: &'a [GlobalId],
+    records: &'a [RecordId],
 }
 
 impl IdMap for ToPortable<'_> {
@@ -811,12 +966,29 @@ impl IdMap for ToPortable<'_> {
         let i = *self.private.get(&self.pta.class(c))?;
         (i < PRIVATE).then_some(PRIVATE | i)
     }
+    fn func(&mut self, f: FuncId) -> Option<FuncId> {
+        rank(self.functions, &f).map(FuncId)
+    }
+    fn global(&mut self, g: GlobalId) -> Option<GlobalId> {
+        rank(self.globals, &g).map(GlobalId)
+    }
+    fn record(&mut self, r: RecordId) -> Option<RecordId> {
+        rank(self.records, &r).map(RecordId)
+    }
+}
+
+/// The ids of this run that a portable summary's indices stand for.
+struct PortableIds {
+    functions: Vec<FuncId>,
+    globals: Vec<GlobalId>,
+    records: Vec<RecordId>,
 }
 
 struct FromPortable<'a> {
     names: &'a [Name],
     private: &'a [Option<u32>],
     classes: &'a ClassTable,
+    ids: &'a PortableIds,
 }
 
 impl IdMap for FromPortable<'_> {
@@ -828,5 +1000,14 @@ impl IdMap for FromPortable<'_> {
             return *self.private.get((c & !PRIVATE) as usize)?;
         }
         self.classes.class(c)
+    }
+    fn func(&mut self, f: FuncId) -> Option<FuncId> {
+        self.ids.functions.get(f.index()).copied()
+    }
+    fn global(&mut self, g: GlobalId) -> Option<GlobalId> {
+        self.ids.globals.get(g.index()).copied()
+    }
+    fn record(&mut self, r: RecordId) -> Option<RecordId> {
+        self.ids.records.get(r.0 as usize).copied()
     }
 }

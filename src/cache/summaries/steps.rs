@@ -92,7 +92,7 @@ impl SummaryCache<'_> {
         let first = scc.functions.first()?;
         let key = KeyBuilder::new(STEPS)
             .key(&self.context)
-            .u64(first.0.into())
+            .u64(self.labels.function(*first))
             .finish();
         let stored: StoredSteps = self.store.get_value(STEPS, &key).unwrap_or_default();
         Some(Steps {
@@ -238,7 +238,9 @@ impl SccSteps for Steps<'_, '_> {
     fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
         let cache = self.cache;
         let mut k = KeyBuilder::new("summary step");
-        k.key(&cache.context).u64(f.0.into());
+        k.key(&cache.context)
+            .u64(cache.labels.function(f))
+            .u64(cache.function_decls[f.index()]);
         match &cache.bodies[f.index()] {
             Some(b) => k.key(b),
             None => k.u64(0),
@@ -248,7 +250,8 @@ impl SccSteps for Steps<'_, '_> {
             if cache.cg.scc_of.get(g.index()).copied() == scc {
                 continue;
             }
-            k.u64(g.0.into());
+            k.u64(cache.labels.function(g))
+                .u64(cache.function_decls[g.index()]);
             match cache.content[g.index()].get() {
                 Some(c) => k.key(c),
                 None => k.u64(0),
