@@ -130,14 +130,27 @@ fn leaf_and_callers(p: &Program) -> BTreeSet<String> {
         .collect()
 }
 
+/// Writes `text`, analyses it with `store`, checks the summaries are those of a run without
+/// the cache, and that the run did not have to repeat after finding a summary it could not
+/// use (what keys miss, loading finds: the run is then right but costs twice).
 fn run_edit(dir: &Path, store: &Store, text: &str) -> (Program, Summaries) {
+    let (p, s, cache) = run_edit_with_stats(dir, store, text);
+    assert_eq!(cache.lost_before, 0, "a summary could not be used");
+    (p, s)
+}
+
+fn run_edit_with_stats(
+    dir: &Path,
+    store: &Store,
+    text: &str,
+) -> (Program, Summaries, SummaryCacheStats) {
     let file = dir.join("prog.c");
     std::fs::write(&file, text).unwrap();
     let p = program(&file, 0);
-    let s = summaries(&p, Some(store));
+    let (s, cache) = summaries_and_cache(&p, Some(store));
     let fresh = summaries(&p, None);
     assert_same(&p, &s, &fresh, "after the edit");
-    (p, s)
+    (p, s, cache.expect("the summaries cache is used"))
 }
 
 #[test]
@@ -263,10 +276,10 @@ fn a_function_moved_past_another_reanalyses_what_names_both() {
     let cache = tempfile::tempdir().unwrap();
     let store = Store::open(cache.path()).unwrap();
     run_edit(dir.path(), &store, text);
-    // `run_edit` checks the summaries are those of a run without the cache.
-    let (_, s) = run_edit(dir.path(), &store, &swapped);
-    // (A run that finds a stored summary out of order repeats: these are the last attempt's.)
-    assert!(analysed(&s) >= 1, "both, top: {:?}", s.schedule.stats);
+    let (_, s, cache) = run_edit_with_stats(dir.path(), &store, &swapped);
+    assert_eq!(cache.lost_before, 1, "top, found out of order");
+    // The repeated attempt's figures: `top` only (`both` was stored by the first).
+    assert_eq!(analysed(&s), 1, "{:?}", s.schedule.stats);
     assert!(
         s.schedule.stats.sccs_reused >= 2,
         "a and b: {:?}",
@@ -298,6 +311,35 @@ fn a_new_function_or_global_reanalyses_only_what_names_it() {
 }
 
 #[test]
+fn a_changed_declaration_reanalyses_what_names_it() {
+    // `x` becomes atomic: `leaf`, whose body names it, is analysed again, and so is every
+    // caller whose summary carries the write (a summary stores each global it names with a
+    // hash of its declaration). `run_edit` checks the summaries equal a run without the cache.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let (p, cold) = run_edit(dir.path(), &store, PROGRAM);
+    let all = cold.schedule.stats.sccs_analyzed;
+    let atomic = PROGRAM.replace("int x, y, z;", "_Atomic int x; int y, z;");
+    let (_, s) = run_edit(dir.path(), &store, &atomic);
+    assert!(
+        analysed(&s) >= leaf_and_callers(&p).len(),
+        "leaf, mid, top, thr: {:?}",
+        s.schedule.stats
+    );
+    assert!(analysed(&s) < all, "not other or unrelated");
+    // A struct's member changes type: any summary may read a record through a pointer, so
+    // every SCC is analysed again.
+    let with_struct = PROGRAM
+        .replace("int x, y, z;", "struct s { int a; } sv;\nint x, y, z;")
+        .replace("z = 1; }", "z = 1; sv.a = 1; }");
+    run_edit(dir.path(), &store, &with_struct);
+    let changed = with_struct.replace("struct s { int a; }", "struct s { long a; }");
+    let (_, s) = run_edit(dir.path(), &store, &changed);
+    assert_eq!(analysed(&s), s.schedule.stats.sccs_analyzed, "everything");
+}
+
+#[test]
 fn corrupt_summary_entries_are_recomputed() {
     let dir = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
@@ -317,7 +359,8 @@ fn corrupt_summary_entries_are_recomputed() {
     // The SCCs are found stored, their summaries cannot be loaded: the run repeats without
     // their entries, and what it returns is what a fresh run computes (`run_edit`).
     let store = Store::open(cache.path()).unwrap();
-    let (_, s) = run_edit(dir.path(), &store, PROGRAM);
+    let (_, s, cache_stats) = run_edit_with_stats(dir.path(), &store, PROGRAM);
+    assert!(cache_stats.lost_before > 0);
     assert_eq!(s.schedule.stats.sccs_reused, 0);
     assert_eq!(store.corrupt_entries(), blobs.len());
     // Recomputed and stored again: the next run reuses everything.

@@ -1,16 +1,21 @@
 //! What a function's summary depends on besides its own body and its callees' summaries,
 //! reduced to hashes that are stable across runs:
 //!
-//! - the **layout** of the program's id spaces (files, functions, globals, records in id order,
-//!   with their types): summaries refer to functions, globals, records and files by id, so equal
-//!   layouts let those ids be stored as they are;
+//! - the **declarations** every summary may read: the files, and every record by label
+//!   ([`super::labels`]) with its members (a summary reads members through any pointer);
 //! - the **points-to classes** in a canonical form ([`super::classes::ClassTable`]): every
 //!   class named by its smallest member, members by what they stand for;
-//! - each function's **IR**, printed (names, types, locations) and hashed.
+//! - each function's **IR**, printed (names, types, locations, ids by label) and hashed with
+//!   the declarations of the functions and globals it names; each function's declaration.
+//!
+//! Functions, globals and records are named by label, not id: ids follow the order of the
+//! definitions, and a definition added above others shifts them. The layout of the id spaces
+//! ([`ProgramText::layout`]) is for what stores ids as they are: the saved findings.
 //!
 //! The fingerprints are coarse on purpose: an edit that changes the points-to partition, a
-//! type, a global, or the set of files re-analyses everything. Edits inside function bodies that
-//! keep pointer flow (the common case) keep them.
+//! struct or union, or the set of files re-analyses everything. Edits inside function bodies
+//! that keep pointer flow (the common case), new functions and new globals nothing points to
+//! keep them.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;

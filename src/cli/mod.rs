@@ -297,6 +297,11 @@ pub fn report_summary_cache(
         st.sccs_reused
     )?;
     match cache {
+        Some(c) if c.lost_before > 0 => writeln!(
+            out,
+            " ({} summaries loaded; repeated after {} could not be loaded)",
+            c.loaded, c.lost_before
+        )?,
         Some(c) => writeln!(out, " ({} summaries loaded)", c.loaded)?,
         None => writeln!(out)?,
     }

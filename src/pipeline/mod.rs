@@ -324,6 +324,7 @@ fn summarize_inner(
                 loaded: 0,
                 unportable: 0,
                 kept: 0,
+                lost_before: 0,
             }),
         };
     }
@@ -490,6 +491,11 @@ impl SummaryRun<'_> {
         lookup: Option<&FindingsLookup<'_>>,
     ) -> (Summaries, Option<Found>, Option<SummaryCacheStats>) {
         let mut cache = Some(first);
+        let mut lost_before = 0;
+        let stats = |c: &SummaryCache<'_>, lost_before| SummaryCacheStats {
+            lost_before,
+            ..c.stats()
+        };
         for _ in 0..2 {
             let Some(c) = cache.take() else { break };
             // The saved findings, looked for once every SCC is keyed: when they are there, no
@@ -509,15 +515,16 @@ impl SummaryRun<'_> {
             let mut sums = self.compute(Some(&c), sets_needed);
             if found.as_ref().is_some_and(|f| f.run.is_some()) {
                 c.save_metas();
-                return (sums, found, Some(c.stats()));
+                return (sums, found, Some(stats(&c, lost_before)));
             }
             let beat = Heartbeat::start(self.options.schedule.progress, "loading summaries");
             sums.load_stored(&c);
             drop(beat);
             c.save_metas();
             if c.lost() == 0 {
-                return (sums, found, Some(c.stats()));
+                return (sums, found, Some(stats(&c, lost_before)));
             }
+            lost_before += c.lost();
             cache = store.and_then(|s| {
                 summary_cache(
                     s,

@@ -3,9 +3,11 @@
 //! summaries):
 //!
 //! ```text
-//! key(SCC) = H(context, for each function of the SCC: its id and body hash,
-//!              for each callee outside the SCC: its id and the content hash of its summary)
-//! context  = H(relay version and build, options, models, layout, points-to fingerprint)
+//! key(SCC) = H(context, for each function of the SCC: its label, declaration and body hash,
+//!              for each callee outside the SCC: its label, declaration and the content hash
+//!              of its summary)
+//! context  = H(relay version and build, options, models, files and records, points-to
+//!              fingerprint)
 //! ```
 //!
 //! (see [`super::fingerprint`]). The SCC's entry (kind `summary-meta`) is small: per function,
@@ -16,8 +18,9 @@
 //! re-analysed function's summary comes out identical, its callers' keys do not change and
 //! they are reused (early cut-off). Summaries are stored in a portable form: interned names
 //! become indices into the summary's own sorted name list, points-to classes become canonical
-//! ranks ([`ClassTable`]); function, global, record and file ids are stored as they are (the
-//! layout is in the key).
+//! ranks ([`ClassTable`]); functions, globals and records become indices into the summary's
+//! own tables of their labels ([`super::labels`]) and declaration hashes, in id order (a run
+//! that finds them in another order does not use the summary: see below).
 //!
 //! A location is stored as its rank among the *own locations* of the function whose body it
 //! is in — the locations of that function's accesses and calls its own summary names — and
@@ -26,9 +29,12 @@
 //! inside a callee: an edit that adds a line re-analyses the edited function, and its callers'
 //! stored summaries, loaded, name the new lines. (The program key names no location: the
 //! saved findings are reused, rewritten to the new lines, see [`super::relocate`].) Ranks
-//! keep the order of locations as long as functions keep theirs; function ids follow the order of definitions, so a function moved past another
-//! changes the layout. A summary naming a location that is not among its function's own
-//! locations is not stored (counted as unportable).
+//! keep the order of locations as long as functions keep theirs; function ids follow the order
+//! of definitions, so a function moved past another changes the order of its sites and
+//! another's: an SCC's callees are keyed in id order, and a summary whose functions' ids are
+//! no longer in the stored order is not loaded (the run repeats without it). A summary naming
+//! a location that is not among its function's own locations is not stored (counted as
+//! unportable).
 //!
 //! A run's SCC entries are also packed into one, which the next run reads once instead of
 //! an entry per SCC ([`metas`]). A collapsed SCC also keeps the steps of its latest fixpoint,
@@ -137,6 +143,9 @@ pub struct SummaryCacheStats {
     /// Summaries of re-analysed collapsed SCCs stored as their fixpoint's last run stored
     /// them, without encoding them again ([`finals`]).
     pub kept: usize,
+    /// Summaries that earlier attempts of the run could not load (a corrupt or deleted entry,
+    /// or functions since moved past each other): each such attempt was repeated without them.
+    pub lost_before: usize,
 }
 
 /// The summaries cache of one run (see the module documentation).
@@ -245,6 +254,7 @@ impl<'a> SummaryCache<'a> {
             loaded: self.loaded.load(Ordering::Relaxed),
             unportable: self.unportable.load(Ordering::Relaxed),
             kept: self.kept.load(Ordering::Relaxed),
+            lost_before: 0,
         }
     }
 
