@@ -35,7 +35,8 @@ use std::sync::{Mutex, OnceLock};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::{LocForm, SummaryCache};
+use super::portable::LocForm;
+use super::SummaryCache;
 use crate::cache::store::EntryReader;
 use crate::cache::{Key, KeyBuilder};
 use crate::callgraph::Scc;
