@@ -95,49 +95,19 @@ impl SummaryCache<'_> {
         form: LocForm,
         owners: &mut Vec<FuncId>,
     ) -> Option<Vec<u8>> {
-        let mut used = IdCollector {
-            names: Vec::new(),
-            private: FxHashMap::default(),
-            functions: Vec::new(),
-            globals: Vec::new(),
-            records: Vec::new(),
-            classes: &self.classes,
-            program: self.program,
-            pta: self.pta,
-            labels: &self.labels,
-        };
-        s.visit_ids(&mut used)?;
-        s.visit_callees(&mut |g| used.functions.push(g));
-        used.functions.extend(s.shared.iter().map(|set| set.scc));
-        let mut private: Vec<(String, u32)> = used
+        let used = self.used_ids(s)?;
+        let private_index: FxHashMap<u32, u32> = used
             .private
-            .into_iter()
-            .map(|(c, name)| (name, c))
-            .collect();
-        private.sort_unstable();
-        let private_index: FxHashMap<u32, u32> = private
             .iter()
             .enumerate()
             .map(|(i, &(_, c))| (c, i as u32))
             .collect();
-        let mut names: Vec<(&str, Name)> = used
+        let index: FxHashMap<Name, u32> = used
             .names
-            .iter()
-            .map(|&n| (self.program.names.get(n), n))
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        let index: FxHashMap<Name, u32> = names
             .iter()
             .enumerate()
             .map(|(i, &(_, n))| (n, i as u32))
             .collect();
-        used.functions.sort_unstable();
-        used.functions.dedup();
-        used.globals.sort_unstable();
-        used.globals.dedup();
-        used.records.sort_unstable();
-        used.records.dedup();
         let mut to_portable = ToPortable {
             index: &index,
             private: &private_index,
@@ -179,8 +149,8 @@ impl SummaryCache<'_> {
             .map(|set| Some(to_portable.func(set.scc)?.0))
             .collect::<Option<_>>()?;
         let portable = Portable {
-            names: names.into_iter().map(|(s, _)| s.to_string()).collect(),
-            private: private.into_iter().map(|(name, _)| name).collect(),
+            names: used.names.iter().map(|(s, _)| s.to_string()).collect(),
+            private: used.private.into_iter().map(|(name, _)| name).collect(),
             functions: used
                 .functions
                 .iter()
@@ -201,6 +171,45 @@ impl SummaryCache<'_> {
             shared,
         };
         store::encode(&portable).ok()
+    }
+
+    /// The names, private classes, functions, globals and records `s` names, sorted (the
+    /// portable tables' order); `None` if a class has no portable name.
+    fn used_ids(&self, s: &Summary) -> Option<UsedIds<'_>> {
+        let mut used = IdCollector {
+            names: Vec::new(),
+            private: FxHashMap::default(),
+            functions: Vec::new(),
+            globals: Vec::new(),
+            records: Vec::new(),
+            classes: &self.classes,
+            program: self.program,
+            pta: self.pta,
+            labels: &self.labels,
+        };
+        s.visit_ids(&mut used)?;
+        s.visit_callees(&mut |g| used.functions.push(g));
+        used.functions.extend(s.shared.iter().map(|set| set.scc));
+        let mut private: Vec<(String, u32)> = used
+            .private
+            .into_iter()
+            .map(|(c, name)| (name, c))
+            .collect();
+        private.sort_unstable();
+        let mut names: Vec<(&str, Name)> = used
+            .names
+            .iter()
+            .map(|&n| (self.program.names.get(n), n))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        Some(UsedIds {
+            names,
+            private,
+            functions: sorted(used.functions),
+            globals: sorted(used.globals),
+            records: sorted(used.records),
+        })
     }
 
     pub(super) fn decode(
@@ -374,6 +383,22 @@ impl IdMap for IdCollector<'_> {
         self.records.push(r);
         Some(r)
     }
+}
+
+/// What a summary names, sorted: the order of its portable tables.
+struct UsedIds<'p> {
+    names: Vec<(&'p str, Name)>,
+    /// Private class names and representatives.
+    private: Vec<(String, u32)>,
+    functions: Vec<FuncId>,
+    globals: Vec<GlobalId>,
+    records: Vec<RecordId>,
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// The index of `x` in `sorted`, as an id.
