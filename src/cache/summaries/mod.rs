@@ -51,7 +51,7 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use self::portable::RELATIVE;
+use self::portable::{LoadError, RELATIVE};
 use super::classes::ClassTable;
 use super::fingerprint::{self, ProgramText};
 use super::labels::Labels;
@@ -490,16 +490,20 @@ impl SummaryStore for SummaryCache<'_> {
         };
         let decoded = match self.store.read(KIND, content) {
             Ok(Some(bytes)) => self.decode(f, &bytes, sets),
-            Ok(None) => Err(Corruption::Unreadable("the entry is missing".into())),
-            Err(c) => Err(c),
+            Ok(None) => Err(Corruption::Unreadable("the entry is missing".into()).into()),
+            Err(c) => Err(c.into()),
         };
         match decoded {
             Ok(s) => {
                 self.loaded.fetch_add(1, Ordering::Relaxed);
                 Some(s)
             }
-            Err(c) => {
+            Err(LoadError::Corrupt(c)) => {
                 self.store.invalidate(KIND, content, &c);
+                self.lose(f);
+                None
+            }
+            Err(LoadError::Stale) => {
                 self.lose(f);
                 None
             }

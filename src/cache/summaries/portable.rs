@@ -63,6 +63,22 @@ pub(super) enum LocForm {
     Relative,
 }
 
+/// Why a stored summary could not be loaded.
+pub(super) enum LoadError {
+    /// The entry is damaged (it is reported and removed).
+    Corrupt(Corruption),
+    /// The entry is sound but does not fit this program: a function, global or record it
+    /// names is declared otherwise, or two of its functions were moved past each other since
+    /// it was stored. Kept: it is another program's.
+    Stale,
+}
+
+impl From<Corruption> for LoadError {
+    fn from(c: Corruption) -> LoadError {
+        LoadError::Corrupt(c)
+    }
+}
+
 /// Marks a portable class id as an index into [`Portable::private`].
 const PRIVATE: u32 = 1 << 31;
 
@@ -217,7 +233,7 @@ impl SummaryCache<'_> {
         f: FuncId,
         bytes: &[u8],
         sets: &SharedSets,
-    ) -> Result<Summary, Corruption> {
+    ) -> Result<Summary, LoadError> {
         self.decode_as(f, bytes, sets, LocForm::Ranked)
     }
 
@@ -227,14 +243,10 @@ impl SummaryCache<'_> {
         bytes: &[u8],
         sets: &SharedSets,
         form: LocForm,
-    ) -> Result<Summary, Corruption> {
+    ) -> Result<Summary, LoadError> {
         let mut p: Portable =
             store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))?;
-        let ids = self.portable_ids(&p).ok_or_else(|| {
-            Corruption::Decode(
-                "a function, global or record this program declares otherwise".into(),
-            )
-        })?;
+        let ids = self.portable_ids(&p).ok_or(LoadError::Stale)?;
         for (site, _) in &mut p.chains {
             site.callee = *ids
                 .functions
@@ -285,7 +297,8 @@ impl SummaryCache<'_> {
         if !valid {
             return Err(Corruption::Decode(
                 "a location out of its function's own locations".into(),
-            ));
+            )
+            .into());
         }
         s.shared = p
             .shared
