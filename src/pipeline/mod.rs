@@ -537,6 +537,13 @@ impl SummaryRun<'_> {
                 )
             });
         }
+        if lost_before > 0 {
+            eprintln!(
+                "relay: note: {lost_before} stored summaries could not be loaded in two attempts \
+                 (damaged entries, or functions moved past each other since they were stored); \
+                 analysing without the cache"
+            );
+        }
         (self.compute(None, None), None, None)
     }
 }
