@@ -2,8 +2,10 @@
 //! [`super::fingerprint`]): every class is named by its smallest member, members by what they
 //! stand for, functions, globals and records by label ([`super::labels`]; `g3fa9…`,
 //! `l51c0….buf#0`, `a51c0…#2`, `m9e2d….next`), classes made only of analysis nodes by
-//! the class pointing to them (`*g12`). Class ids in summaries are stored as ranks in this
-//! naming. Classes no one points to that hold only locals and return values are left out:
+//! the class pointing to them (`*g3fa9…`). Class ids in summaries are stored as ranks in this
+//! naming. A class no one points to that points nowhere and holds one global or function is
+//! left out ([`is_trivial`]): adding a global or a function changes nothing here. Classes no
+//! one points to that hold only locals and return values are left out too:
 //! they are private to one function, whose body hash covers them — so a body edit that adds a
 //! local does not change the fingerprint. Their names are made only when asked for (a stored
 //! summary names them) or when a class they point to has no name of its own: the kernel has
@@ -30,7 +32,7 @@ pub struct ClassTable {
     members: ByClass<u32>,
     /// By representative: the class is private to one function.
     private: Vec<bool>,
-    /// By representative: the class is trivial ([`trivial`]).
+    /// By representative: the class is trivial ([`is_trivial`]).
     trivial: Vec<bool>,
     pub fingerprint: Key,
 }
@@ -146,8 +148,8 @@ impl ClassTable {
         self.reps.get(rank as usize).copied()
     }
 
-    /// The name of a class without a rank: private to one function (`l7.buf#0`, `r7`: its
-    /// smallest member's), or trivial (`g…`, `f…`: its member's).
+    /// The name of a class without a rank: private to one function (`l51c0….buf#0`,
+    /// `r51c0…`: its smallest member's), or trivial (`g…`, `f…`: its member's).
     pub fn private_name(
         &self,
         program: &Program,
