@@ -308,6 +308,14 @@ fn a_new_function_or_global_reanalyses_only_what_names_it() {
     );
     let (_, s) = run_edit(dir.path(), &store, &calls);
     assert_eq!(analysed(&s), 2, "top and thr: {:?}", s.schedule.stats);
+    // Its address taken, the new global's points-to class is no longer trivial: the classes'
+    // canonical form changes, and everything is analysed again.
+    let pointed = calls.replace(
+        "void added(void) { added_global = 1; }",
+        "int *added_pointer = &added_global;\nvoid added(void) { *added_pointer = 1; }",
+    );
+    let (_, s) = run_edit(dir.path(), &store, &pointed);
+    assert_eq!(analysed(&s), s.schedule.stats.sccs_analyzed, "everything");
 }
 
 #[test]
