@@ -130,6 +130,14 @@ fn leaf_and_callers(p: &Program) -> BTreeSet<String> {
         .collect()
 }
 
+/// A directory for the program and an empty cache (keep the directories alive).
+fn fresh() -> (tempfile::TempDir, tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    (dir, cache, store)
+}
+
 /// Writes `text`, analyses it with `store`, checks the summaries are those of a run without
 /// the cache, and that the run did not have to repeat after finding a summary it could not
 /// use (what keys miss, loading finds: the run is then right but costs twice).
@@ -155,9 +163,7 @@ fn run_edit_with_stats(
 
 #[test]
 fn an_edit_reanalyses_the_function_and_only_the_callers_it_changes() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, _cache, store) = fresh();
     let (p, cold) = run_edit(dir.path(), &store, PROGRAM);
     let all = cold.schedule.stats.sccs_analyzed;
     assert_eq!(analysed(&cold), all);
@@ -214,9 +220,7 @@ fn a_new_line_reanalyses_nothing(
         "unrelated(); return a;",
         &format!("unrelated(); {name}(); return a;"),
     );
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, cache, store) = fresh();
     let (p, cold) = run_edit(dir.path(), &store, &program);
     assert!((0..p.functions.len()).any(|i| p.function_name(FuncId(i as u32)) == name));
     assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
@@ -272,9 +276,7 @@ fn a_function_moved_past_another_reanalyses_what_names_both() {
         "void a(void) { x = 1; }\nvoid b(void) { x = 2; }",
         "void b(void) { x = 2; }\nvoid a(void) { x = 1; }",
     );
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, _cache, store) = fresh();
     run_edit(dir.path(), &store, text);
     let (_, s, cache) = run_edit_with_stats(dir.path(), &store, &swapped);
     assert_eq!(cache.lost_before, 1, "top, found out of order");
@@ -296,9 +298,7 @@ fn a_new_function_or_global_reanalyses_only_what_names_it() {
         "void leaf(void) { x = 1; }",
         "void leaf(void) { x = 1; }\nint added_global;\nvoid added(void) { added_global = 1; }",
     );
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, _cache, store) = fresh();
     run_edit(dir.path(), &store, PROGRAM);
     let (_, s) = run_edit(dir.path(), &store, &text);
     assert_eq!(analysed(&s), 1, "added: {:?}", s.schedule.stats);
@@ -323,9 +323,7 @@ fn a_changed_declaration_reanalyses_what_names_it() {
     // `x` becomes atomic: `leaf`, whose body names it, is analysed again, and so is every
     // caller whose summary carries the write (a summary stores each global it names with a
     // hash of its declaration). `run_edit` checks the summaries equal a run without the cache.
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, _cache, store) = fresh();
     let (p, cold) = run_edit(dir.path(), &store, PROGRAM);
     let all = cold.schedule.stats.sccs_analyzed;
     let atomic = PROGRAM.replace("int x, y, z;", "_Atomic int x; int y, z;");
@@ -349,9 +347,7 @@ fn a_changed_declaration_reanalyses_what_names_it() {
 
 #[test]
 fn corrupt_summary_entries_are_recomputed() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, cache, store) = fresh();
     std::fs::write(dir.path().join("prog.c"), PROGRAM).unwrap();
     let p = program(&dir.path().join("prog.c"), 0);
     let stored = summaries_and_cache(&p, Some(&store)).1.unwrap().stored;
@@ -396,9 +392,7 @@ fn corrupt_summary_entries_are_recomputed() {
 
 #[test]
 fn a_rerun_loads_only_the_summaries_it_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, _cache, store) = fresh();
     let file = dir.path().join("prog.c");
     let run = |text: &str, keep: KeepSummaries| {
         std::fs::write(&file, text).unwrap();
@@ -570,9 +564,7 @@ int main(void) {
 #[test]
 fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
     let options = collapsing_at_two();
-    let dir = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let store = Store::open(cache.path()).unwrap();
+    let (dir, cache, store) = fresh();
     // Analyses `text` with the cache, checks the summaries against a run without it, and gives
     // the steps of the collapsed SCC's fixpoint that were analysed and replayed (`kept`: the
     // members stored without being encoded again).

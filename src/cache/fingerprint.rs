@@ -21,9 +21,8 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::classes::NodeNamer;
-use super::labels::{hash64, Labels};
+use super::labels::{hash64, hash_record, Labels};
 use super::{Key, KeyBuilder};
-use crate::ir::print::Printer;
 use crate::ir::{FuncId, GlobalId, GlobalKind, Linkage, Loc, RecordId};
 use crate::link::Program;
 use crate::models::Models;
@@ -63,7 +62,7 @@ impl ProgramText {
             },
         );
         let (layout, bodies) = rayon::join(
-            || layout(program, &global_decls),
+            || layout(program, &labels, &function_decls, &global_decls),
             || function_bodies(program, &labels, &function_decls, &global_decls),
         );
         ProgramText {
@@ -78,30 +77,23 @@ impl ProgramText {
 }
 
 /// The ids of the program's files, functions, globals and records, and their declarations.
-fn layout(program: &Program, global_decls: &[u64]) -> Key {
-    let p = program.printer();
+/// (Functions and globals by their declarations' hashes, records by label: equal layouts
+/// number the same things alike.)
+fn layout(program: &Program, labels: &Labels, function_decls: &[u64], global_decls: &[u64]) -> Key {
     let mut k = KeyBuilder::new("layout");
     k.u64(program.files.len() as u64);
     for f in &program.files {
         k.str(f);
     }
-    k.u64(program.functions.len() as u64);
-    for (i, f) in program.functions.iter().enumerate() {
-        k.str(&program.function_label(FuncId(i as u32)))
-            .str(&p.ty(f.ty))
-            .u64(u64::from(f.linkage == Linkage::Internal))
-            .u64(u64::from(f.body.is_some()));
+    for decls in [function_decls, global_decls] {
+        k.u64(decls.len() as u64);
+        for &d in decls {
+            k.u64(d);
+        }
     }
-    k.u64(program.globals.len() as u64);
-    for (i, g) in program.globals.iter().enumerate() {
-        // Not the location or the initializer: pointer flow from initializers is in the
-        // points-to fingerprint, and a global's line does not reach summaries.
-        k.str(program.names.get(g.global.name)).u64(global_decls[i]);
-    }
-    let records = program.types.records();
-    k.u64(records.len() as u64);
-    for r in 0..records.len() {
-        record(&mut k, program, &p, RecordId(r as u32));
+    k.u64(labels.records.len() as u64);
+    for r in 0..labels.records.len() as u32 {
+        k.u64(labels.record(RecordId(r)));
     }
     k.finish()
 }
@@ -122,22 +114,9 @@ fn declarations(program: &Program, labels: &Labels) -> Key {
     k.u64(records.len() as u64);
     for (label, r) in records {
         k.u64(label);
-        record(&mut k, program, &p, RecordId(r));
+        hash_record(&mut k, program, &p, RecordId(r));
     }
     k.finish()
-}
-
-fn record(k: &mut KeyBuilder, program: &Program, p: &Printer<'_>, r: RecordId) {
-    let r = program.types.record(r);
-    k.str(&format!("{:?} {}", r.kind, r.packed));
-    k.str(r.tag.map_or("", |t| program.names.get(t)));
-    k.u64(r.fields.len() as u64);
-    for f in &r.fields {
-        k.str(program.names.get(f.name))
-            .str(&p.ty(f.ty))
-            .u64(f.bit_width.map_or(u64::MAX, u64::from))
-            .u64(u64::from(f.anonymous));
-    }
 }
 
 fn function_decls(program: &Program, labels: &Labels) -> Vec<u64> {

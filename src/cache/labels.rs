@@ -128,20 +128,10 @@ impl Labels {
             let tag = program.types.record(r).tag;
             tag.map_or("<anon>", |t| program.names.get(t)).to_string()
         }));
-        let records = program
-            .types
-            .records()
-            .iter()
+        let records = (0..program.types.records().len() as u32)
             .map(|r| {
                 let mut k = KeyBuilder::new("record label");
-                k.str(&format!("{:?} {}", r.kind, r.packed));
-                k.str(r.tag.map_or("", |t| program.names.get(t)));
-                for f in &r.fields {
-                    k.str(program.names.get(f.name))
-                        .str(&p.ty(f.ty))
-                        .u64(f.bit_width.map_or(u64::MAX, u64::from))
-                        .u64(u64::from(f.anonymous));
-                }
+                hash_record(&mut k, program, &p, RecordId(r));
                 hash64(&mut k)
             })
             .collect();
@@ -189,6 +179,21 @@ impl Labels {
             format!("{tag}:{:x}", self.record(r))
         }));
         p
+    }
+}
+
+/// Adds record `r`'s definition to `k`: struct or union, packed or not, its tag and its
+/// members (names, types as `p` prints them, bit widths).
+pub fn hash_record(k: &mut KeyBuilder, program: &Program, p: &Printer<'_>, r: RecordId) {
+    let r = program.types.record(r);
+    k.str(&format!("{:?} {}", r.kind, r.packed));
+    k.str(r.tag.map_or("", |t| program.names.get(t)));
+    k.u64(r.fields.len() as u64);
+    for f in &r.fields {
+        k.str(program.names.get(f.name))
+            .str(&p.ty(f.ty))
+            .u64(f.bit_width.map_or(u64::MAX, u64::from))
+            .u64(u64::from(f.anonymous));
     }
 }
 

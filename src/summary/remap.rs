@@ -110,8 +110,8 @@ impl Summary {
             m.func(c.callee)?;
         }
         for a in &self.accesses {
-            for w in a.witnesses.iter() {
-                w.func.map(|f| m.func(f)).unwrap_or(Some(FuncId(0)))?;
+            for f in a.witnesses.iter().filter_map(|w| w.func) {
+                m.func(f)?;
             }
         }
         Some(())
