@@ -7,19 +7,27 @@ mod common;
 use std::path::Path;
 
 use common::{c_fixtures, program_of};
+use relay::cache::Store;
 use relay::link::Program;
 use relay::models::Models;
 use relay::pipeline::{self, Analysis};
-use relay::race::memo::PairMemo;
+use relay::race::memo::{MemoInput, PairMemo};
 use relay::race::{pairs_with_facts, PairStats, RaceInput};
 
 fn analysis_of(program: &mut Program, name: &str) -> Analysis {
+    analysis_with(program, name, None)
+}
+
+/// [`analysis_of`] with the summaries cache in `store`: the analysis then names its ids by
+/// what they stand for (`Analysis::stable_ids`).
+fn analysis_with(program: &mut Program, name: &str, store: Option<&Store>) -> Analysis {
     // As `relay analyze` builds it: calls to the models' trampolines are calls through a member.
     relay::link::trampolines::rewrite(program, Models::builtin_ref().trampolines());
-    pipeline::analyze(
+    pipeline::analyze_cached(
         program,
         Models::builtin_ref(),
         &pipeline::Options::default(),
+        store,
     )
     .unwrap_or_else(|e| panic!("{name}: {e:#}"))
 }
@@ -42,7 +50,10 @@ fn pair_stage(
         per_access,
         objects: None,
         progress: false,
-        memo,
+        memo: memo.map(|previous| MemoInput {
+            previous,
+            ids: &analysis.stable_ids,
+        }),
     };
     let (pairs, stats, next) = pairs_with_facts(&input);
     (format!("{pairs:#?}"), stats, next)
@@ -85,9 +96,11 @@ fn replaying_every_bucket_finds_what_checking_them_finds() {
     }
 }
 
-/// Two threads on four globals; `EDIT` is replaced to make the versions of the program.
+/// Two threads on four globals; `EDIT` (and `ABOVE`) are replaced to make the versions of the
+/// program.
 const PROGRAM: &str = r#"
 #include <pthread.h>
+ABOVE
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static int a, b, c, d;
 static void *one(void *arg)
@@ -122,8 +135,14 @@ int main(void)
 "#;
 
 fn version(dir: &Path, edit: &str) -> Program {
-    let path = dir.join(format!("v{}.c", edit.len()));
-    std::fs::write(&path, PROGRAM.replace("EDIT", edit)).unwrap();
+    version_with(dir, "", edit)
+}
+
+/// One file for every version: a `static` is named by its unit's path too.
+fn version_with(dir: &Path, above: &str, edit: &str) -> Program {
+    let path = dir.join("program.c");
+    let text = PROGRAM.replace("ABOVE", above).replace("EDIT", edit);
+    std::fs::write(&path, text).unwrap();
     program_of(&path)
 }
 
@@ -163,6 +182,48 @@ fn an_edit_checks_only_the_buckets_it_changes() {
                 [2, 3, 3, 3][i],
                 "{at}: {plain}"
             );
+            memo = next;
+        }
+    }
+}
+
+/// A global and a function defined above the others shift every later id (globals, functions,
+/// names, points-to classes): with the summaries cache's names for them, a run replays every
+/// bucket the new code does not reach — all of them while nothing calls it, all but the new
+/// global's once `one` calls it — and finds what checking every bucket finds. Without those
+/// names (no cache) the renumbered entries change the context: nothing is replayed.
+#[test]
+fn ids_shifted_by_new_definitions_keep_the_buckets() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let added = "int added_global; static void added(void) { added_global = 1; }";
+    // (above, edit, with the cache, buckets checked: None = all of them)
+    let versions = [
+        ("", "", true, None),
+        (added, "", true, Some(0)),
+        (added, "added();", true, Some(1)),
+        ("", "", false, None),
+        (added, "", false, None),
+    ];
+    for per_access in [false, true] {
+        let mut memo = PairMemo::default();
+        for (i, &(above, edit, cached, checked)) in versions.iter().enumerate() {
+            let at = format!("version {i} (per access: {per_access})");
+            let mut program = version_with(dir.path(), above, edit);
+            let analysis = analysis_with(&mut program, &at, cached.then_some(&store));
+            let (plain, stats, _) = pair_stage(&program, &analysis, per_access, None);
+            let (edited, edited_stats, next) =
+                pair_stage(&program, &analysis, per_access, Some(&memo));
+            let next = next.expect("a memo");
+            let checked = checked.unwrap_or(stats.buckets);
+            assert_eq!(
+                (next.checked(), next.replayed()),
+                (checked, stats.buckets - checked),
+                "{at}"
+            );
+            assert_eq!(edited, plain, "{at}");
+            assert_eq!(edited_stats, stats, "{at}");
             memo = next;
         }
     }

@@ -34,6 +34,8 @@ pub struct ClassTable {
     private: Vec<bool>,
     /// By representative: the class is trivial ([`is_trivial`]).
     trivial: Vec<bool>,
+    /// Rank → a hash of the class's name.
+    name_hashes: Vec<u64>,
     pub fingerprint: Key,
 }
 
@@ -127,6 +129,7 @@ impl ClassTable {
             k.u64(target).u64(u64::from(escaping.contains(&c)));
         }
         let reps = canonical.iter().map(|&(_, c)| c).collect();
+        let name_hashes = canonical.iter().map(|&(name, _)| name_hash(name)).collect();
         let fingerprint = k.finish();
         Some(ClassTable {
             reps,
@@ -134,8 +137,40 @@ impl ClassTable {
             members,
             private,
             trivial,
+            name_hashes,
             fingerprint,
         })
+    }
+
+    /// A hash of the name of every canonical or trivial class, by representative: names that
+    /// do not depend on how the run numbered the nodes (for the pair stage's digests,
+    /// [`crate::race::memo::StableIds`]). Classes whose hashes collide are left out.
+    pub fn stable_names(&self, pta: &PointsTo, labels: &Labels) -> FxHashMap<u32, u64> {
+        let trivial = self.trivial.iter().enumerate().filter(|(_, &t)| t);
+        let trivial_names = trivial.filter_map(|(c, _)| {
+            let name = match pta.origin(*self.members.of(c as u32).first()?) {
+                Origin::Global(g) => format!("g{:x}", labels.global(g)),
+                Origin::Function(f) => format!("f{:x}", labels.function(f)),
+                _ => return None,
+            };
+            Some((c as u32, name_hash(&name)))
+        });
+        let named = self
+            .reps
+            .iter()
+            .copied()
+            .zip(self.name_hashes.iter().copied());
+        let mut by_hash: FxHashMap<u64, Option<u32>> = FxHashMap::default();
+        for (c, h) in named.chain(trivial_names) {
+            by_hash
+                .entry(h)
+                .and_modify(|one| *one = None)
+                .or_insert(Some(c));
+        }
+        by_hash
+            .into_iter()
+            .filter_map(|(h, c)| Some((c?, h)))
+            .collect()
     }
 
     /// The rank of a class (any member node or its representative).
@@ -218,6 +253,13 @@ impl ClassTable {
 /// directly). Such a class tells nothing about any other object: it is left out of the
 /// fingerprint and the ranks, so that adding a global or a function changes neither; a
 /// summary names it by its member.
+/// A 64-bit hash of a class's name.
+fn name_hash(name: &str) -> u64 {
+    let mut k = KeyBuilder::new("class name");
+    k.str(name);
+    super::labels::hash64(&mut k)
+}
+
 fn is_trivial(pta: &PointsTo, class: u32, members: &[u32]) -> bool {
     pta.deref_class(class).is_none()
         && matches!(members, [m] if matches!(pta.origin(*m), Origin::Global(_) | Origin::Function(_)))

@@ -74,6 +74,11 @@ impl IdLabels {
         self.of.len()
     }
 
+    /// Every id's label, by id.
+    pub fn all(&self) -> &[u64] {
+        &self.of
+    }
+
     pub fn is_empty(&self) -> bool {
         self.of.is_empty()
     }

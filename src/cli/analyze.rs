@@ -17,6 +17,7 @@ use crate::cache::findings;
 use crate::models::{FamilySwitches, Models};
 use crate::pipeline::{self, EntryOptions};
 use crate::pta::FieldMode;
+use crate::race::memo::MemoInput;
 
 use super::PointsToArgs;
 use crate::race::saved::{RunInfo, SavedRun};
@@ -304,7 +305,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         per_access,
         objects: analysis.objects.as_ref(),
         progress: !quiet,
-        memo: previous_pairs.as_ref(),
+        memo: previous_pairs.as_ref().map(|previous| MemoInput {
+            previous,
+            ids: &analysis.stable_ids,
+        }),
     };
     let info = RunInfo {
         units: totals.units,

@@ -151,6 +151,9 @@ pub struct Analysis {
     /// The objects of each access site ([`Options::inclusion`]; `None` when off, or when the
     /// findings were reused).
     pub objects: Option<crate::pta::inclusion::SiteObjects>,
+    /// How the pair stage's digests name this run's ids ([`race::memo::StableIds`]; ids as
+    /// they are without a cache).
+    pub stable_ids: race::memo::StableIds,
 }
 
 impl Analysis {
@@ -211,6 +214,8 @@ pub struct Summarized {
     found: Option<Found>,
     /// For the race stage: the functions of the switched-on entry families.
     families: Vec<race::families::FamilyEntry>,
+    /// For the race stage's digests, with a cache: this run's ids named by what they stand for.
+    stable_ids: race::memo::StableIds,
 }
 
 /// Points-to, call graph, summaries; for the race stage, first looks for findings saved for
@@ -318,6 +323,7 @@ fn summarize_inner(
             times,
             families,
             found: saved.map(|(_, f)| f),
+            stable_ids: Default::default(),
             cache: Some(SummaryCacheStats {
                 reused: sccs,
                 stored: 0,
@@ -341,6 +347,7 @@ fn summarize_inner(
         called_from_outside,
     };
     let lookup = lookup.filter(|_| found.is_none());
+    let stable_ids = cache.as_ref().map(|c| c.stable_ids()).unwrap_or_default();
     let (summaries, cache) = match cache {
         Some(cache) => {
             let (sums, looked, stats) = run.cached(cache, store, lookup.as_ref());
@@ -360,6 +367,7 @@ fn summarize_inner(
         // Not when the cache was given up.
         found: found.filter(|_| cache.is_some()),
         cache,
+        stable_ids,
     }
 }
 
@@ -571,6 +579,7 @@ pub fn analyze_cached(
         families,
         found,
         cache,
+        stable_ids,
     } = summarize_inner(program, models, options, store, Keep::RaceEntries(&extra));
     let (findings, findings_moved, objects, findings_place) = match found {
         Some(f) => (f.run, f.moved, f.objects, Some(f.place)),
@@ -590,6 +599,7 @@ pub fn analyze_cached(
             type_alias: options.type_alias,
             per_access: options.per_access,
             objects: None,
+            stable_ids,
         });
     }
     let named = extra;
@@ -658,6 +668,7 @@ pub fn analyze_cached(
         type_alias: options.type_alias,
         per_access: options.per_access,
         objects,
+        stable_ids,
     })
 }
 

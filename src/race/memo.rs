@@ -12,10 +12,15 @@
 //! - the run's context ([`context_digest`]): the entries (what the check reads of them), the
 //!   type-aware aliasing tables, which records are unions, and the race options.
 //!
-//! Ids (globals, records, names, points-to classes in paths, entries) are hashed as they are:
-//! within one run the check compares them only for equality, or looks them up in the tables the
-//! context holds, so equal digests mean equal verdicts even if another run numbered them
-//! otherwise (it then finds nothing to reuse). The witnesses' sites are not hashed: the check
+//! Ids: within one run the check compares ids (globals, functions, names, points-to classes,
+//! records, entries) only for equality, or looks them up in the tables the context holds. So
+//! any naming of them that is one-to-one within a run gives equal verdicts for equal digests.
+//! The digests name what an edit renumbers by what it stands for ([`StableIds`]): functions
+//! and globals by label, names by their text, points-to classes by a hash of their canonical
+//! name — a new global or function above others (which shifts every later id) leaves the
+//! buckets it does not reach as they were. Records, record keys and entries are hashed as
+//! they are (an edit that adds a record changes the summaries' context anyway; entries are
+//! hashed in the context in their order). The witnesses' sites are not hashed: the check
 //! does not read them, and a replayed race is checked again on this run's groups, so it names
 //! this run's sites. With the inclusion-based objects on (`--inclusion`), nothing is reused:
 //! the object sets are numbered per run.
@@ -35,7 +40,9 @@ use super::entries::ThreadEntry;
 use super::pairs::PairStats;
 use super::rows::Arranged;
 use super::types::TypeAlias;
+use crate::ir::{FuncId, GlobalId, Name};
 use crate::link::Program;
+use crate::summary::{Path, RelativeLockset, Root, Step};
 
 /// A bucket's or a context's digest.
 pub(super) type Digest = [u8; 32];
@@ -131,21 +138,146 @@ impl Hasher for Blake {
     }
 }
 
+/// Names of ids that do not depend on how a run numbered them (see the module documentation),
+/// given by the summaries cache; an id it has no name for (or every id, [`StableIds::default`])
+/// is hashed as it is, apart from the names.
+#[derive(Default)]
+pub struct StableIds {
+    /// By function id: its label.
+    pub functions: Vec<u64>,
+    /// By global id: its label.
+    pub globals: Vec<u64>,
+    /// By class representative: a hash of the class's canonical name, one-to-one.
+    pub classes: FxHashMap<u32, u64>,
+}
+
+/// What the pair stage needs to replay a previous run's buckets.
+#[derive(Clone, Copy)]
+pub struct MemoInput<'a> {
+    /// What the previous run found by bucket.
+    pub previous: &'a PairMemo,
+    /// How this run's ids are named in digests.
+    pub ids: &'a StableIds,
+}
+
+/// Hashes ids by [`StableIds`]: a named id as `(0, name)`, another as `(1, id)` — one-to-one.
+#[derive(Clone, Copy)]
+pub(super) struct IdHasher<'a> {
+    ids: &'a StableIds,
+    program: &'a Program,
+}
+
+impl<'a> IdHasher<'a> {
+    pub fn new(program: &'a Program, ids: &'a StableIds) -> IdHasher<'a> {
+        IdHasher { ids, program }
+    }
+
+    fn named(h: &mut Blake, name: Option<u64>, id: u32) {
+        match name {
+            Some(n) => (0u8, n).hash(h),
+            None => (1u8, id).hash(h),
+        }
+    }
+
+    fn function(&self, h: &mut Blake, f: FuncId) {
+        Self::named(h, self.ids.functions.get(f.index()).copied(), f.0);
+    }
+
+    fn global(&self, h: &mut Blake, g: GlobalId) {
+        Self::named(h, self.ids.globals.get(g.index()).copied(), g.0);
+    }
+
+    fn class(&self, h: &mut Blake, c: u32) {
+        Self::named(h, self.ids.classes.get(&c).copied(), c);
+    }
+
+    fn name(&self, h: &mut Blake, n: Name) {
+        self.program.names.get(n).hash(h);
+    }
+
+    fn path(&self, h: &mut Blake, p: &Path) {
+        match p.root {
+            Root::Global(g) => {
+                0u8.hash(h);
+                self.global(h, g);
+            }
+            Root::Formal(i) => (1u8, i).hash(h),
+            Root::Local(l) => (2u8, l).hash(h),
+            Root::Rep(c) => {
+                3u8.hash(h);
+                self.class(h, c);
+            }
+            Root::Pseudo(n) => {
+                4u8.hash(h);
+                self.name(h, n);
+            }
+        }
+        p.steps.len().hash(h);
+        for s in &p.steps {
+            match *s {
+                Step::Deref => 0u8.hash(h),
+                Step::Field(r, n) => {
+                    (1u8, r).hash(h);
+                    self.name(h, n);
+                }
+                Step::Index => 2u8.hash(h),
+                Step::Elem(i) => (3u8, i).hash(h),
+            }
+        }
+    }
+
+    fn paths<'p>(&self, h: &mut Blake, paths: impl ExactSizeIterator<Item = &'p Path>) {
+        paths.len().hash(h);
+        for p in paths {
+            self.path(h, p);
+        }
+    }
+
+    fn lockset(&self, h: &mut Blake, l: &RelativeLockset) {
+        l.plus.len().hash(h);
+        for lock in l.plus.iter() {
+            self.path(h, &lock.path);
+            lock.mode.hash(h);
+        }
+        self.paths(h, l.rehold.iter());
+        self.paths(h, l.minus.iter());
+        l.minus_top.hash(h);
+    }
+
+    fn functions(&self, h: &mut Blake, fs: &[FuncId]) {
+        fs.len().hash(h);
+        for &f in fs {
+            self.function(h, f);
+        }
+    }
+}
+
 /// What the check reads besides the groups: the entries, the type-aware aliasing tables (when
 /// on), which records are unions, and the options that change the pair stage.
 pub(super) fn context_digest(
-    program: &Program,
+    ids: IdHasher<'_>,
     entries: &[ThreadEntry],
     type_alias: Option<&TypeAlias>,
     per_access: bool,
 ) -> Digest {
+    let program = ids.program;
     let mut h = Blake::new("relay pair context");
     per_access.hash(&mut h);
     entries.len().hash(&mut h);
     for e in entries {
         // Not its origin: that decides how accesses are grouped, and the groups are hashed.
-        (e.func, e.multiple, e.is_main, &e.ordered_by, &e.joined_by).hash(&mut h);
-        (&e.arg, e.private_arg, e.private_element).hash(&mut h);
+        ids.function(&mut h, e.func);
+        (e.multiple, e.is_main).hash(&mut h);
+        ids.functions(&mut h, &e.ordered_by);
+        ids.functions(&mut h, &e.joined_by);
+        match &e.arg {
+            Some(arg) => {
+                true.hash(&mut h);
+                ids.path(&mut h, arg);
+            }
+            None => false.hash(&mut h),
+        }
+        (e.private_arg, e.private_element).hash(&mut h);
     }
     match type_alias {
         Some(t) => {
@@ -188,6 +320,7 @@ impl ListDigests {
 /// Every bucket's digest (see the module documentation), in parallel. `accesses`: per group,
 /// its `--per-access` access number (empty without it).
 pub(super) fn bucket_digests(
+    ids: IdHasher<'_>,
     arranged: &[Arranged],
     groups: &[Group<'_>],
     accesses: &[u32],
@@ -196,7 +329,7 @@ pub(super) fn bucket_digests(
     arranged
         .par_iter()
         .map_init(Scratch::default, |scratch, bucket| {
-            bucket_digest(bucket, groups, accesses, &lists, scratch)
+            bucket_digest(ids, bucket, groups, accesses, &lists, scratch)
         })
         .collect()
 }
@@ -211,6 +344,7 @@ struct Scratch {
 
 /// One bucket's digest.
 fn bucket_digest(
+    ids: IdHasher<'_>,
     bucket: &Arranged,
     groups: &[Group<'_>],
     accesses: &[u32],
@@ -225,16 +359,9 @@ fn bucket_digest(
     for position in 0..bucket.rows() {
         let g = &groups[bucket.group(position)];
         let a = &g.access;
-        (
-            a.path,
-            a.locks,
-            a.kind,
-            a.atomic,
-            a.value,
-            a.class.is_some(),
-            a.phase,
-        )
-            .hash(&mut h);
+        ids.path(&mut h, a.path);
+        ids.lockset(&mut h, a.locks);
+        (a.kind, a.atomic, a.value, a.class.is_some(), a.phase).hash(&mut h);
         (g.ty, g.may_order, g.arg_locks).hash(&mut h);
         match &g.performers {
             Performers::Listed(list) => {

@@ -73,7 +73,7 @@ pub struct RaceInput<'a> {
     pub progress: bool,
     /// What a previous run's pair stage found by bucket ([`memo`]): its buckets are replayed,
     /// and this run's are returned for the next. `None`: neither (no cache).
-    pub memo: Option<&'a memo::PairMemo>,
+    pub memo: Option<memo::MemoInput<'a>>,
 }
 
 /// Every racing pair before filters, sorted by access locations, with its filter facts; and,

@@ -188,15 +188,12 @@ pub fn racing_pairs<'a>(
         progress: &progress,
     };
     // The object sets of `--inclusion` are numbered per run: nothing to reuse or keep.
-    let memo = input
-        .memo
-        .filter(|_| input.objects.is_none())
-        .map(|previous| {
-            let context =
-                memo::context_digest(input.program, input.entries, type_alias, input.per_access);
-            let digests = memo::bucket_digests(&arranged, groups, &accesses);
-            (previous, context, digests)
-        });
+    let memo = input.memo.filter(|_| input.objects.is_none()).map(|m| {
+        let ids = memo::IdHasher::new(input.program, m.ids);
+        let context = memo::context_digest(ids, input.entries, type_alias, input.per_access);
+        let digests = memo::bucket_digests(ids, &arranged, groups, &accesses);
+        (m.previous, context, digests)
+    });
     // The buckets the previous run found, replayed (`None`: checked).
     let mut replayed: Vec<Option<(Found<'a>, BucketRecord)>> = match &memo {
         Some((previous, context, digests)) => digests

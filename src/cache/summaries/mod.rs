@@ -356,6 +356,16 @@ impl<'a> SummaryCache<'a> {
         )
     }
 
+    /// This run's ids as the pair stage's digests name them: functions and globals by label,
+    /// points-to classes by their canonical names.
+    pub fn stable_ids(&self) -> crate::race::memo::StableIds {
+        crate::race::memo::StableIds {
+            functions: self.labels.functions.all().to_vec(),
+            globals: self.labels.globals.all().to_vec(),
+            classes: self.classes.stable_names(self.pta, &self.labels),
+        }
+    }
+
     /// How many SCCs have a defined function (what a run analyses or reuses).
     pub fn sccs_with_bodies(&self) -> usize {
         self.cg
