@@ -1,9 +1,10 @@
 //! The points-to classes named canonically (part of the summaries' context, see
-//! [`super::fingerprint`]): every class is named by its smallest member, members by what they
-//! stand for, functions, globals and records by label ([`super::labels`]; `g3fa9…`,
-//! `l51c0….buf#0`, `a51c0…#2`, `m9e2d….next`), classes made only of analysis nodes by
-//! the class pointing to them (`*g3fa9…`). Class ids in summaries are stored as ranks in this
-//! naming. A class no one points to that points nowhere and holds one global or function is
+//! [`super::fingerprint`]): members are named by what they stand for, functions, globals and
+//! records by label ([`super::labels`]; `g3fa9…`, `l51c0….buf#0`, `a51c0…#2`,
+//! `m9e2d….next`), and every class by the smallest 64-bit hash of its members' names
+//! ([`name_hash`]; no name is kept as a string: the kernel's classes have millions of
+//! members), classes made only of analysis nodes by the class pointing to them (a hash of its
+//! name). Class ids in summaries are stored as ranks in this naming. A class no one points to that points nowhere and holds one global or function is
 //! left out ([`is_trivial`]): adding a global or a function changes nothing here. Classes no
 //! one points to that hold only locals and return values are left out too:
 //! they are private to one function, whose body hash covers them — so a body edit that adds a
@@ -40,8 +41,8 @@ pub struct ClassTable {
 }
 
 impl ClassTable {
-    /// `None` when two classes get the same name (strings with equal text in two classes): the
-    /// run then does not use the summaries cache.
+    /// `None` when two classes get the same name (strings with equal text in two classes, or
+    /// two hashes alike): the run then does not use the summaries cache.
     pub fn new(program: &Program, pta: &PointsTo, labels: &Labels) -> Option<ClassTable> {
         let members = ByClass::new(pta, 0, Some);
         let class_members = |c: u32| members.of(c);
@@ -66,44 +67,60 @@ impl ClassTable {
                     )
                 });
         }
-        // Every member of the other classes is named (the fingerprint lists them), in parallel.
+        // Every member of the other classes is named (the fingerprint lists them), in parallel;
+        // by the hash of its name (no string is kept: the kernel has millions of members).
         let namer = NodeNamer::new(program, pta, labels);
-        let member_names: FxHashMap<u32, Vec<String>> = reps
+        let member_names: FxHashMap<u32, Vec<u64>> = reps
             .par_iter()
             .filter(|&&c| !private[c as usize] && !trivial[c as usize])
             .map_init(
-                || namer.fork(),
-                |namer, &c| {
-                    let mut names: Vec<String> = class_members(c)
+                || (namer.fork(), String::new()),
+                |(namer, buffer), &c| {
+                    let mut names: Vec<u64> = class_members(c)
                         .iter()
-                        .filter_map(|&m| namer.name(m))
+                        .filter_map(|&m| namer.name_hash(m, buffer))
                         .collect();
                     names.sort_unstable();
                     (c, names)
                 },
             )
             .collect();
-        let mut class_name: FxHashMap<u32, String> = member_names
+        let mut class_name: FxHashMap<u32, u64> = member_names
             .iter()
-            .filter_map(|(&c, names)| Some((c, names.first()?.clone())))
+            .filter_map(|(&c, names)| Some((c, *names.first()?)))
             .collect();
-        // A private class names the class it points to when nothing else does.
-        for &c in reps.iter().filter(|&&c| private[c as usize]) {
-            let unnamed_target = pta
-                .deref_class(c)
-                .is_some_and(|t| !class_name.contains_key(&t));
-            if unnamed_target {
-                if let Some(name) = private_name(program, pta, labels, class_members(c)) {
-                    class_name.insert(c, name);
-                }
-            }
-        }
+        // A private class names the class it points to when nothing else does (by the smallest
+        // hash of its locals' and return values' names).
+        let naming: Vec<u32> = reps
+            .iter()
+            .copied()
+            .filter(|&c| private[c as usize])
+            .filter(|&c| {
+                pta.deref_class(c)
+                    .is_some_and(|t| !class_name.contains_key(&t))
+            })
+            .collect();
+        let private_names: Vec<(u32, u64)> = naming
+            .par_iter()
+            .map_init(
+                || (namer.fork(), String::new()),
+                |(namer, buffer), &c| {
+                    let own = class_members(c).iter().filter(|&&m| {
+                        matches!(pta.origin(m), Origin::Local(..) | Origin::Return(_))
+                    });
+                    let name = own.filter_map(|&m| namer.name_hash(m, buffer)).min();
+                    name.map(|n| (c, n))
+                },
+            )
+            .flatten()
+            .collect();
+        class_name.extend(private_names);
         name_by_predecessors(&reps, &preds, &mut class_name);
 
-        let mut canonical: Vec<(&str, u32)> = class_name
+        let mut canonical: Vec<(u64, u32)> = class_name
             .iter()
             .filter(|(&c, _)| !private[c as usize])
-            .map(|(&c, name)| (name.as_str(), c))
+            .map(|(&c, &name)| (name, c))
             .collect();
         canonical.sort_unstable();
         if canonical.windows(2).any(|w| w[0].0 == w[1].0) {
@@ -119,9 +136,9 @@ impl ClassTable {
         k.str(&format!("{:?}", pta.mode));
         for &(name, c) in &canonical {
             let ms = &member_names[&c];
-            k.str(name).u64(ms.len() as u64);
-            for m in ms {
-                k.str(m);
+            k.u64(name).u64(ms.len() as u64);
+            for &m in ms {
+                k.u64(m);
             }
             let target = pta.deref_class(c).map_or(u64::MAX, |t| {
                 rank.get(&t).map_or(u64::MAX - 1, |&r| u64::from(r))
@@ -129,7 +146,7 @@ impl ClassTable {
             k.u64(target).u64(u64::from(escaping.contains(&c)));
         }
         let reps = canonical.iter().map(|&(_, c)| c).collect();
-        let name_hashes = canonical.iter().map(|&(name, _)| name_hash(name)).collect();
+        let name_hashes = canonical.iter().map(|&(name, _)| name).collect();
         let fingerprint = k.finish();
         Some(ClassTable {
             reps,
@@ -255,9 +272,10 @@ impl ClassTable {
 /// summary names it by its member.
 /// A 64-bit hash of a class's name.
 fn name_hash(name: &str) -> u64 {
-    let mut k = KeyBuilder::new("class name");
-    k.str(name);
-    super::labels::hash64(&mut k)
+    let hash = blake3::hash(name.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash.as_bytes()[..8]);
+    u64::from_le_bytes(first)
 }
 
 fn is_trivial(pta: &PointsTo, class: u32, members: &[u32]) -> bool {
@@ -338,33 +356,54 @@ impl<'a> NodeNamer<'a> {
     }
 
     pub fn name(&mut self, node: u32) -> Option<String> {
+        let mut name = String::new();
+        self.write_name(node, &mut name).then_some(name)
+    }
+
+    /// [`name_hash`] of the node's [`NodeNamer::name`], written in `buffer`.
+    pub fn name_hash(&mut self, node: u32, buffer: &mut String) -> Option<u64> {
+        buffer.clear();
+        self.write_name(node, buffer).then(|| name_hash(buffer))
+    }
+
+    /// Appends the node's name to `out`; false (and nothing written) for a node of the
+    /// analysis's own.
+    fn write_name(&mut self, node: u32, out: &mut String) -> bool {
+        use std::fmt::Write as _;
         let (program, labels) = (self.program, self.labels);
-        Some(match self.pta.origin(node) {
-            Origin::Global(g) => format!("g{:x}", labels.global(g)),
-            Origin::Function(f) => format!("f{:x}", labels.function(f)),
-            Origin::Return(f) => format!("r{:x}", labels.function(f)),
+        // Writing to a String cannot fail.
+        let _ = match self.pta.origin(node) {
+            Origin::Global(g) => write!(out, "g{:x}", labels.global(g)),
+            Origin::Function(f) => write!(out, "f{:x}", labels.function(f)),
+            Origin::Return(f) => write!(out, "r{:x}", labels.function(f)),
             Origin::Local(f, l) => {
                 let ords = self
                     .ordinals
                     .entry(f)
                     .or_insert_with(|| local_ordinals(program, f));
-                return local_name(program, labels, f, l, ords);
+                match local_name(program, labels, f, l, ords) {
+                    Some(name) => write!(out, "{name}"),
+                    None => return false,
+                }
             }
-            Origin::Alloc(f, _) => {
-                format!("a{:x}#{}", labels.function(f), self.alloc_rank.get(&node)?)
-            }
-            Origin::Str(s) => {
-                let text = program.strings.get(s.0 as usize)?;
-                format!(
+            Origin::Alloc(f, _) => match self.alloc_rank.get(&node) {
+                Some(rank) => write!(out, "a{:x}#{rank}", labels.function(f)),
+                None => return false,
+            },
+            Origin::Str(s) => match program.strings.get(s.0 as usize) {
+                Some(text) => write!(
+                    out,
                     "s{}",
                     &KeyBuilder::new("str").str(text).finish().hex()[..16]
-                )
-            }
+                ),
+                None => return false,
+            },
             Origin::Field(r, name) => {
-                format!("m{:x}.{}", labels.record(r), program.names.get(name))
+                write!(out, "m{:x}.{}", labels.record(r), program.names.get(name))
             }
-            Origin::Fresh => return None,
-        })
+            Origin::Fresh => return false,
+        };
+        true
     }
 }
 
@@ -406,11 +445,11 @@ fn local_ordinals(program: &Program, f: FuncId) -> Vec<u32> {
 }
 
 /// Names classes made only of analysis nodes after the smallest class pointing to them
-/// (`*name`), level by level. Classes no named class reaches stay unnamed.
+/// (`*name`, hashed), level by level. Classes no named class reaches stay unnamed.
 fn name_by_predecessors(
     reps: &[u32],
     preds: &FxHashMap<u32, Vec<u32>>,
-    class_name: &mut FxHashMap<u32, String>,
+    class_name: &mut FxHashMap<u32, u64>,
 ) {
     let mut unnamed: Vec<u32> = reps
         .iter()
@@ -418,7 +457,7 @@ fn name_by_predecessors(
         .filter(|c| !class_name.contains_key(c))
         .collect();
     loop {
-        let found: Vec<(u32, String)> = unnamed
+        let found: Vec<(u32, u64)> = unnamed
             .iter()
             .filter_map(|&c| {
                 let best = preds
@@ -426,7 +465,9 @@ fn name_by_predecessors(
                     .iter()
                     .filter_map(|p| class_name.get(p))
                     .min()?;
-                Some((c, format!("*{best}")))
+                let mut k = KeyBuilder::new("pointed to by");
+                k.u64(*best);
+                Some((c, super::labels::hash64(&mut k)))
             })
             .collect();
         if found.is_empty() {

@@ -4,7 +4,7 @@
 //! - the **declarations** every summary may read: the files, and every record by label
 //!   ([`super::labels`]) with its members (a summary reads members through any pointer);
 //! - the **points-to classes** in a canonical form ([`super::classes::ClassTable`]): every
-//!   class named by its smallest member, members by what they stand for;
+//!   class named by the smallest hash of its members' names, members by what they stand for;
 //! - each function's **IR**, printed (names, types, locations, ids by label) and hashed with
 //!   the declarations of the functions and globals it names; each function's declaration.
 //!
