@@ -4,8 +4,8 @@
 //! `m9e2d….next`), and every class by the smallest 64-bit hash of its members' names
 //! ([`name_hash`]; no name is kept as a string: the kernel's classes have millions of
 //! members), classes made only of analysis nodes by the class pointing to them (a hash of its
-//! name). Class ids in summaries are stored as ranks in this naming. A class no one points to that points nowhere and holds one global or function is
-//! left out ([`is_trivial`]): adding a global or a function changes nothing here. Classes no
+//! name). Class ids in summaries are stored as ranks in this naming. A class no one points to
+//! that points nowhere and holds one global or function is left out ([`is_trivial`]): adding a global or a function changes nothing here. Classes no
 //! one points to that hold only locals and return values are left out too:
 //! they are private to one function, whose body hash covers them — so a body edit that adds a
 //! local does not change the fingerprint. Their names are made only when asked for (a stored
@@ -265,12 +265,10 @@ impl ClassTable {
     }
 }
 
-/// Whether a class no class points to is trivial: it points to nothing, and its one member is
-/// a global or a function (a global whose address no code takes, a function called only
-/// directly). Such a class tells nothing about any other object: it is left out of the
-/// fingerprint and the ranks, so that adding a global or a function changes neither; a
-/// summary names it by its member.
-/// A 64-bit hash of a class's name.
+/// A 64-bit hash of a member's name (a class is named by its members' smallest), as labels
+/// are 64-bit hashes: two classes named alike are refused by [`ClassTable::new`] (the run goes
+/// without the cache); two other members alike would go unnoticed by the fingerprint, with the
+/// odds of a 64-bit collision.
 fn name_hash(name: &str) -> u64 {
     let hash = blake3::hash(name.as_bytes());
     let mut first = [0u8; 8];
@@ -278,6 +276,11 @@ fn name_hash(name: &str) -> u64 {
     u64::from_le_bytes(first)
 }
 
+/// Whether a class no class points to is trivial: it points to nothing, and its one member is
+/// a global or a function (a global whose address no code takes, a function called only
+/// directly). Such a class tells nothing about any other object: it is left out of the
+/// fingerprint and the ranks, so that adding a global or a function changes neither; a
+/// summary names it by its member.
 fn is_trivial(pta: &PointsTo, class: u32, members: &[u32]) -> bool {
     pta.deref_class(class).is_none()
         && matches!(members, [m] if matches!(pta.origin(*m), Origin::Global(_) | Origin::Function(_)))
