@@ -16,7 +16,8 @@
 # (b)'s report must be identical to (a)'s apart from stage times (checked, printed); with
 # CHECK=1 each edit's report is compared with a cold run of the edited program too.
 # Each row: wall seconds, percent of (a), units parsed/reused, SCCs analysed/reused and
-# summaries loaded from the cache (from relay's stderr); then the cache's size on disk. Dirty
+# summaries loaded from the cache (from relay's stderr), and below it the run's stage times
+# and what the pair stage replayed (`pairs:`, when it ran); then the cache's size on disk. Dirty
 # pages are flushed (`sync`) before each timed run: by the time someone has edited a file, the
 # previous run's writes (gigabytes of cache on the kernel) are on disk, and writing them back
 # must not be timed as part of the next run.
@@ -90,6 +91,30 @@ run() {
     loaded=$(sed -n 's/^summaries: .* (\([0-9]*\) summaries loaded)$/\1/p' "$err")
     printf '%-10s %-22s %9.2f %7s%% %14s %18s %8s\n' "$CORPUS_NAME" "$label" "$secs" "$pct" \
         "${units:--}" "${sccs:--}" "${loaded:--}"
+    # `relay report` prints the saved run's table: not this run's stages.
+    [[ $label == e-* ]] || stages "$err"
+}
+
+# stages ERR: the stage times of relay's run table (its `time` block) on one indented line,
+# and what the pair stage replayed.
+stages() {
+    python3 - "$1" <<'EOF'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8", errors="replace").read().splitlines()
+times, on = [], False
+for l in lines:
+    if l.strip() == "time":
+        on = True
+        continue
+    m = re.match(r"^\s{4}(\S.*?)\s+([0-9.]+)s$", l) if on else None
+    if m:
+        times.append(f"{m.group(1)} {float(m.group(2)):.1f}")
+    elif on:
+        on = False
+pairs = [l[len("pairs: "):] for l in lines if l.startswith("pairs: ")]
+if times or pairs:
+    print(f"{'':10} " + ", ".join(times + pairs))
+EOF
 }
 
 # check LABEL: with CHECK=1, analyses the edited program again without the cache and compares
