@@ -42,7 +42,7 @@ use super::rows::Arranged;
 use super::types::TypeAlias;
 use crate::ir::{FuncId, GlobalId, Name};
 use crate::link::Program;
-use crate::summary::{Path, RelativeLockset, Root, Step};
+use crate::summary::{Lock, Path, RelativeLockset, Root, Step};
 
 /// A bucket's or a context's digest.
 pub(super) type Digest = [u8; 32];
@@ -196,7 +196,9 @@ impl<'a> IdHasher<'a> {
     }
 
     fn path(&self, h: &mut Blake, p: &Path) {
-        match p.root {
+        // Destructured: a field added to a path must be hashed here too.
+        let Path { root, steps } = p;
+        match *root {
             Root::Global(g) => {
                 0u8.hash(h);
                 self.global(h, g);
@@ -212,8 +214,8 @@ impl<'a> IdHasher<'a> {
                 self.name(h, n);
             }
         }
-        p.steps.len().hash(h);
-        for s in &p.steps {
+        steps.len().hash(h);
+        for s in steps {
             match *s {
                 Step::Deref => 0u8.hash(h),
                 Step::Field(r, n) => {
@@ -234,14 +236,21 @@ impl<'a> IdHasher<'a> {
     }
 
     fn lockset(&self, h: &mut Blake, l: &RelativeLockset) {
-        l.plus.len().hash(h);
-        for lock in l.plus.iter() {
-            self.path(h, &lock.path);
-            lock.mode.hash(h);
+        // Destructured: a field added to a lockset or a lock must be hashed here too.
+        let RelativeLockset {
+            plus,
+            rehold,
+            minus,
+            minus_top,
+        } = l;
+        plus.len().hash(h);
+        for Lock { path, mode } in plus.iter() {
+            self.path(h, path);
+            mode.hash(h);
         }
-        self.paths(h, l.rehold.iter());
-        self.paths(h, l.minus.iter());
-        l.minus_top.hash(h);
+        self.paths(h, rehold.iter());
+        self.paths(h, minus.iter());
+        minus_top.hash(h);
     }
 
     fn functions(&self, h: &mut Blake, fs: &[FuncId]) {
