@@ -42,6 +42,7 @@ use super::rows::Arranged;
 use super::types::TypeAlias;
 use crate::ir::{FuncId, GlobalId, Name};
 use crate::link::Program;
+use crate::pta::PointsTo;
 use crate::summary::{Lock, Path, RelativeLockset, Root, Step};
 
 /// A bucket's or a context's digest.
@@ -138,6 +139,13 @@ impl Hasher for Blake {
     }
 }
 
+/// The names of points-to classes private to one function, by their members (a class of one
+/// address-taken local is named after it): made on demand, there are too many to list.
+pub trait PrivateNames: Send + Sync {
+    /// The name of `class` if it is private to one function, one-to-one among such classes.
+    fn name(&self, program: &Program, pta: &PointsTo, class: u32) -> Option<String>;
+}
+
 /// Names of ids that do not depend on how a run numbered them (see the module documentation),
 /// given by the summaries cache; an id it has no name for (or every id, [`StableIds::default`])
 /// is hashed as it is, apart from the names.
@@ -149,6 +157,8 @@ pub struct StableIds {
     pub globals: Vec<u64>,
     /// By class representative: a hash of the class's canonical name, one-to-one.
     pub classes: FxHashMap<u32, u64>,
+    /// The names of the classes private to one function (not in `classes`).
+    pub private: Option<Arc<dyn PrivateNames>>,
 }
 
 /// What the pair stage needs to replay a previous run's buckets.
@@ -160,16 +170,18 @@ pub struct MemoInput<'a> {
     pub ids: &'a StableIds,
 }
 
-/// Hashes ids by [`StableIds`]: a named id as `(0, name)`, another as `(1, id)` — one-to-one.
+/// Hashes ids by [`StableIds`]: a named id as `(0, name)`, a private class as `(2, its name's
+/// text)`, another as `(1, id)` — one-to-one.
 #[derive(Clone, Copy)]
 pub(super) struct IdHasher<'a> {
     ids: &'a StableIds,
     program: &'a Program,
+    pta: &'a PointsTo,
 }
 
 impl<'a> IdHasher<'a> {
-    pub fn new(program: &'a Program, ids: &'a StableIds) -> IdHasher<'a> {
-        IdHasher { ids, program }
+    pub fn new(program: &'a Program, pta: &'a PointsTo, ids: &'a StableIds) -> IdHasher<'a> {
+        IdHasher { ids, program, pta }
     }
 
     fn named(h: &mut Blake, name: Option<u64>, id: u32) {
@@ -188,7 +200,17 @@ impl<'a> IdHasher<'a> {
     }
 
     fn class(&self, h: &mut Blake, c: u32) {
-        Self::named(h, self.ids.classes.get(&c).copied(), c);
+        if let Some(&name) = self.ids.classes.get(&c) {
+            return Self::named(h, Some(name), c);
+        }
+        // Only a representative is named: `c` and its representative are two ids to the check.
+        let private = (self.pta.class(c) == c)
+            .then(|| self.ids.private.as_ref()?.name(self.program, self.pta, c))
+            .flatten();
+        match private {
+            Some(name) => (2u8, name).hash(h),
+            None => Self::named(h, None, c),
+        }
     }
 
     fn name(&self, h: &mut Blake, n: Name) {

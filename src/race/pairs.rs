@@ -189,7 +189,7 @@ pub fn racing_pairs<'a>(
     };
     // The object sets of `--inclusion` are numbered per run: nothing to reuse or keep.
     let memo = input.memo.filter(|_| input.objects.is_none()).map(|m| {
-        let ids = memo::IdHasher::new(input.program, m.ids);
+        let ids = memo::IdHasher::new(input.program, input.pta, m.ids);
         let context = memo::context_digest(ids, input.entries, type_alias, input.per_access);
         let digests = memo::bucket_digests(ids, &arranged, groups, &accesses);
         (m.previous, context, digests)

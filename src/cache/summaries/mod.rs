@@ -52,6 +52,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use self::portable::{LoadError, RELATIVE};
+use std::sync::Arc;
+
 use super::classes::ClassTable;
 use super::fingerprint::{self, ProgramText};
 use super::labels::Labels;
@@ -105,9 +107,9 @@ pub struct SummaryCache<'a> {
     program: &'a Program,
     pta: &'a PointsTo,
     cg: &'a CallGraph,
-    classes: ClassTable,
+    classes: Arc<ClassTable>,
     context: Key,
-    labels: Labels,
+    labels: Arc<Labels>,
     /// The ids as they are ([`ProgramText::layout`]): in the program key only.
     layout: Key,
     function_decls: Vec<u64>,
@@ -159,7 +161,8 @@ impl<'a> SummaryCache<'a> {
             global_decls,
             bodies,
         } = text;
-        let classes = ClassTable::new(program, pta, &labels)?;
+        let labels = Arc::new(labels);
+        let classes = Arc::new(ClassTable::new(program, pta, &labels)?);
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
             .str(&format!("{:?}", options.signature_filter))
@@ -363,6 +366,10 @@ impl<'a> SummaryCache<'a> {
             functions: self.labels.functions.all().to_vec(),
             globals: self.labels.globals.all().to_vec(),
             classes: self.classes.stable_names(self.pta, &self.labels),
+            private: Some(Arc::new(PrivateClassNames {
+                classes: self.classes.clone(),
+                labels: self.labels.clone(),
+            })),
         }
     }
 
@@ -613,3 +620,17 @@ impl SummaryStore for SummaryCache<'_> {
 /// A member of a finished SCC as stored: its content key, its facts, and (with a summary) its
 /// [`finals::Final`].
 type StoredMember = (Key, Option<SummaryFacts>, Option<finals::Final>);
+
+/// The names of classes private to one function (`l<label>.name#n`, `r<label>`), made when
+/// the pair stage's digests meet one (an address-taken local accessed through its class):
+/// there are millions, a few reach the race stage.
+struct PrivateClassNames {
+    classes: Arc<ClassTable>,
+    labels: Arc<Labels>,
+}
+
+impl crate::race::memo::PrivateNames for PrivateClassNames {
+    fn name(&self, program: &Program, pta: &PointsTo, class: u32) -> Option<String> {
+        self.classes.private_name(program, pta, &self.labels, class)
+    }
+}
