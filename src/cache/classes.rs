@@ -162,14 +162,15 @@ impl ClassTable {
     /// A hash of the name of every canonical or trivial class, by representative: names that
     /// do not depend on how the run numbered the nodes (for the pair stage's digests,
     /// [`crate::race::memo::StableIds`]). Classes whose hashes collide are left out.
-    pub fn stable_names(&self, pta: &PointsTo, labels: &Labels) -> FxHashMap<u32, u64> {
+    pub fn stable_names(
+        &self,
+        program: &Program,
+        pta: &PointsTo,
+        labels: &Labels,
+    ) -> FxHashMap<u32, u64> {
         let trivial = self.trivial.iter().enumerate().filter(|(_, &t)| t);
         let trivial_names = trivial.filter_map(|(c, _)| {
-            let name = match pta.origin(*self.members.of(c as u32).first()?) {
-                Origin::Global(g) => format!("g{:x}", labels.global(g)),
-                Origin::Function(f) => format!("f{:x}", labels.function(f)),
-                _ => return None,
-            };
+            let name = self.private_name(program, pta, labels, c as u32)?;
             Some((c as u32, name_hash(&name)))
         });
         let named = self

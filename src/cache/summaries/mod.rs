@@ -365,7 +365,9 @@ impl<'a> SummaryCache<'a> {
         crate::race::memo::StableIds {
             functions: self.labels.functions.all().to_vec(),
             globals: self.labels.globals.all().to_vec(),
-            classes: self.classes.stable_names(self.pta, &self.labels),
+            classes: self
+                .classes
+                .stable_names(self.program, self.pta, &self.labels),
             private: Some(Arc::new(PrivateClassNames {
                 classes: self.classes.clone(),
                 labels: self.labels.clone(),
