@@ -90,11 +90,15 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
         None => Vec::new(),
     };
     let skip = tu::duplicate_copies(&copies);
+    // The lists are hundreds of MB on the kernel: freed before the units are loaded, their
+    // memory is reused for them instead of fresh pages.
+    let listed: Vec<bool> = copies.iter().map(Option::is_some).collect();
+    drop(copies);
     let build = build_skipping(inputs, pool, options, &skip);
     // A unit that lists its copies provides the bodies later units skipped: if one was not
     // linked after all (its text vanished and its entry was corrupt), link without skipping.
     let lost = |(i, u): (usize, &UnitReport)| {
-        copies.get(i).is_some_and(Option::is_some) && u.load_error.is_some()
+        listed.get(i).copied().unwrap_or(false) && u.load_error.is_some()
     };
     if build.units.iter().enumerate().any(lost) {
         return build_skipping(inputs, pool, options, &[]);

@@ -37,6 +37,10 @@ use serde::Serialize;
 
 use super::FORMAT_VERSION;
 
+mod bytes;
+use bytes::FileBytes;
+pub use bytes::Payload;
+
 const MAGIC: &[u8; 4] = b"RLYC";
 /// The size of an entry's header.
 pub const HEADER_LEN: usize = 80;
@@ -268,17 +272,14 @@ impl Store {
     }
 
     /// The entry's payload, verified, without side effects: `Ok(None)` when there is no entry.
-    pub fn read(&self, kind: &str, key: &Key) -> Result<Option<Vec<u8>>, Corruption> {
-        let mut file = match self.read_file(kind, key)? {
-            Some(f) => f,
-            None => return Ok(None),
-        };
-        file.drain(..HEADER_LEN);
-        Ok(Some(file))
+    pub fn read(&self, kind: &str, key: &Key) -> Result<Option<Payload>, Corruption> {
+        Ok(self
+            .read_file(kind, key)?
+            .map(|file| Payload(file, HEADER_LEN)))
     }
 
     /// The entry's payload, or `None` on a miss. A corrupt entry is reported, deleted and missed.
-    pub fn get(&self, kind: &str, key: &Key) -> Option<Vec<u8>> {
+    pub fn get(&self, kind: &str, key: &Key) -> Option<Payload> {
         match self.read(kind, key) {
             Ok(v) => v,
             Err(c) => {
@@ -468,11 +469,11 @@ impl Store {
     }
 
     /// The whole entry file, verified (header included).
-    fn read_file(&self, kind: &str, key: &Key) -> Result<Option<Vec<u8>>, Corruption> {
+    fn read_file(&self, kind: &str, key: &Key) -> Result<Option<FileBytes>, Corruption> {
         if check_kind(kind).is_err() {
             return Ok(None);
         }
-        let file = match fs::read(self.entry_path(kind, key)) {
+        let file = match FileBytes::read(&self.entry_path(kind, key)) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Corruption::Unreadable(e.to_string())),
