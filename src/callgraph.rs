@@ -387,16 +387,15 @@ impl CallGraph {
         &self.sccs[id.index()]
     }
 
-    /// The callers of each function (sorted, deduplicated), computed on demand.
-    pub fn callers(&self) -> Vec<Vec<FuncId>> {
-        let mut callers = vec![Vec::new(); self.len()];
-        for (i, es) in self.edges.iter().enumerate() {
-            for e in es {
-                callers[e.callee.index()].push(FuncId(i as u32));
+    /// By function: whether anything calls it (an edge of the graph ends there).
+    pub fn called(&self) -> Vec<bool> {
+        let mut called = vec![false; self.len()];
+        for e in self.edges.iter().flatten() {
+            if let Some(c) = called.get_mut(e.callee.index()) {
+                *c = true;
             }
         }
-        // Filled in caller order, so already sorted and (edges being deduplicated) unique.
-        callers
+        called
     }
 
     /// The SCCs calling each SCC (sorted, deduplicated): the condensation DAG reversed.
