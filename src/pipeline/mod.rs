@@ -5,8 +5,9 @@ mod findings;
 
 use std::time::Instant;
 
+use crate::cache::classes::ClassTable;
 use crate::cache::fingerprint::ProgramText;
-use crate::cache::summaries::{SummaryCache, SummaryCacheStats, SummaryOptions};
+use crate::cache::summaries::{KeyInputs, SummaryCache, SummaryCacheStats, SummaryOptions};
 use crate::cache::Store;
 use crate::callgraph::CallGraph;
 use crate::link::Program;
@@ -243,22 +244,31 @@ fn summarize_inner(
     drop(beat);
     let t1 = Instant::now();
     let beat = Heartbeat::start(options.schedule.progress, "call graph");
-    // The entry families need only the points-to classes: found beside the call graph (their
-    // time counts as the call graph's).
-    let (cg, families) = rayon::join(
+    // The entry families and the summaries cache's class table need only the points-to
+    // classes: found beside the call graph (their time counts as the call graph's; the class
+    // table is mostly one sequential pass, which the call graph's parallel part absorbs).
+    let (cg, (families, classes)) = rayon::join(
         || CallGraph::build(program, &pta),
         || {
-            if findings {
-                race::families::family_entries(
-                    program,
-                    &pta,
-                    models.entry_families(),
-                    &options.entries.families,
-                    !options.entries.reentrant_families,
-                )
-            } else {
-                Vec::new()
-            }
+            rayon::join(
+                || {
+                    if findings {
+                        race::families::family_entries(
+                            program,
+                            &pta,
+                            models.entry_families(),
+                            &options.entries.families,
+                            !options.entries.reentrant_families,
+                        )
+                    } else {
+                        Vec::new()
+                    }
+                },
+                || {
+                    text.as_ref()
+                        .map(|text| ClassTable::new(program, &pta, &text.labels))
+                },
+            )
         },
     );
     drop(beat);
@@ -289,8 +299,11 @@ fn summarize_inner(
     let ((cache, saved), (keep, called_from_outside)) =
         rayon::join(
             || {
-                let cache = store.zip(text).and_then(|(store, text)| {
-                    summary_cache(store, program, &pta, &cg, models, options, text)
+                let inputs = text
+                    .zip(classes)
+                    .and_then(|(text, classes)| key_inputs(text, classes));
+                let cache = store.zip(inputs).map(|(store, inputs)| {
+                    summary_cache(store, program, &pta, &cg, models, options, inputs)
                 });
                 let saved = cache.as_ref().zip(store).zip(lookup.as_ref()).and_then(
                     |((c, store), lookup)| {
@@ -428,8 +441,8 @@ fn summary_cache<'a>(
     cg: &'a CallGraph,
     models: &Models,
     options: &Options,
-    text: ProgramText,
-) -> Option<SummaryCache<'a>> {
+    inputs: KeyInputs,
+) -> SummaryCache<'a> {
     let summary_options = SummaryOptions {
         fields: options.fields,
         signature_filter: options.signature_filter,
@@ -438,14 +451,20 @@ fn summary_cache<'a>(
         collapse_at: options.collapse_at,
         strict_publication: options.strict_publication,
     };
-    let cache = SummaryCache::new(store, program, pta, cg, models, &summary_options, text);
-    if cache.is_none() {
+    SummaryCache::new(store, program, pta, cg, models, &summary_options, inputs)
+}
+
+/// The summaries' key inputs, unless the points-to classes have no canonical names
+/// ([`ClassTable::new`] gave `None`): then summaries are not cached.
+fn key_inputs(text: ProgramText, classes: Option<ClassTable>) -> Option<KeyInputs> {
+    let Some(classes) = classes else {
         eprintln!(
             "relay: note: the points-to classes have no canonical names (two string \
              literals with one text in different classes); summaries are not cached"
         );
-    }
-    cache
+        return None;
+    };
+    Some(KeyInputs { text, classes })
 }
 
 /// The summaries stage of one run.
@@ -534,15 +553,18 @@ impl SummaryRun<'_> {
             }
             lost_before += c.lost();
             cache = store.and_then(|s| {
-                summary_cache(
+                let text = ProgramText::of(self.program);
+                let classes = ClassTable::new(self.program, self.pta, &text.labels);
+                let inputs = key_inputs(text, classes)?;
+                Some(summary_cache(
                     s,
                     self.program,
                     self.pta,
                     self.cg,
                     self.models,
                     self.options,
-                    ProgramText::of(self.program),
-                )
+                    inputs,
+                ))
             });
         }
         if lost_before > 0 {

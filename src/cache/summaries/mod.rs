@@ -142,8 +142,16 @@ pub struct SummaryOptions {
     pub strict_publication: bool,
 }
 
+/// What the summaries' keys read of the program besides the call graph: its text, and its
+/// points-to classes by canonical name (computed apart, so that each can run beside another
+/// stage: the text beside the points-to analysis, the classes beside the call graph).
+pub struct KeyInputs {
+    pub text: ProgramText,
+    pub classes: ClassTable,
+}
+
 impl<'a> SummaryCache<'a> {
-    /// `None` when the points-to classes have no canonical naming (see [`ClassTable::new`]).
+    /// The cache of a program whose text and points-to classes are `inputs`.
     pub fn new(
         store: &'a Store,
         program: &'a Program,
@@ -151,8 +159,9 @@ impl<'a> SummaryCache<'a> {
         cg: &'a CallGraph,
         models: &Models,
         options: &SummaryOptions,
-        text: ProgramText,
-    ) -> Option<SummaryCache<'a>> {
+        inputs: KeyInputs,
+    ) -> SummaryCache<'a> {
+        let KeyInputs { text, classes } = inputs;
         let ProgramText {
             labels,
             layout,
@@ -162,7 +171,7 @@ impl<'a> SummaryCache<'a> {
             bodies,
         } = text;
         let labels = Arc::new(labels);
-        let classes = Arc::new(ClassTable::new(program, pta, &labels)?);
+        let classes = Arc::new(classes);
         let context = KeyBuilder::new("summary context")
             .str(&format!("{:?}", options.fields))
             .str(&format!("{:?}", options.signature_filter))
@@ -175,7 +184,7 @@ impl<'a> SummaryCache<'a> {
             .key(&declarations)
             .key(&classes.fingerprint)
             .finish();
-        Some(SummaryCache {
+        SummaryCache {
             store,
             program,
             pta,
@@ -197,7 +206,7 @@ impl<'a> SummaryCache<'a> {
             lost: AtomicUsize::new(0),
             unportable: AtomicUsize::new(0),
             kept: AtomicUsize::new(0),
-        })
+        }
     }
 
     /// The counters; call after the schedule has run.
