@@ -9,7 +9,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::families::FamilyEntry;
 use crate::callgraph::{CallGraph, IndirectCalls};
-use crate::ir::{FuncId, Instr, Loc};
+use crate::ir::{Expr, FuncId, Instr, Loc};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::callbacks::EscapedCallback;
@@ -462,12 +462,17 @@ pub fn summaries_needed(
     need
 }
 
+/// `(T)f`, `(T)(U)f`, …: a function constant under one cast or more.
+fn casts_a_function(callee: &Expr) -> bool {
+    matches!(callee, Expr::Cast(..)) && matches!(callee.strip_casts(), Expr::Func(_))
+}
+
 /// Every function some thread-creation call may start: a superset of the start routines the
 /// summaries find (they follow the same argument, with flow-sensitive values inside a function,
 /// which the flow-insensitive points-to targets include). Only the bodies of functions the call
-/// graph says call a thread-creating function are walked: its edges hold every target a call
-/// site resolves to (the kernel has a few hundred such callers among 160,000 functions, and
-/// resolving an indirect call filters its targets by signature).
+/// graph says call a thread-creating function (or that call through a cast, below) are walked:
+/// its edges hold every target an indirect call site resolves to; walking every body resolved
+/// every indirect call of the program again (its targets filtered by signature) on every run.
 fn possible_start_routines(
     program: &Program,
     pta: &PointsTo,
@@ -486,13 +491,21 @@ fn possible_start_routines(
             es.iter()
                 .any(|e| creates.get(e.callee.index()).copied().unwrap_or(false))
         });
-        if !calls_a_creator {
+        let calls = || {
+            body.blocks
+                .iter()
+                .flat_map(|b| &b.instrs)
+                .filter_map(|ins| match ins {
+                    Instr::Call { callee, args, .. } => Some((callee, args)),
+                    _ => None,
+                })
+        };
+        // A call of a function cast to another type has an edge to that function only, but is
+        // resolved by points-to like an indirect call: such a body is walked too.
+        if !calls_a_creator && !calls().any(|(callee, _)| casts_a_function(callee)) {
             continue;
         }
-        for ins in body.blocks.iter().flat_map(|b| &b.instrs) {
-            let Instr::Call { callee, args, .. } = ins else {
-                continue;
-            };
+        for (callee, args) in calls() {
             for g in pta.resolve(program, f, callee, args.len()) {
                 let Some(start) = model(g)
                     .and_then(|m| m.thread_create.as_ref())

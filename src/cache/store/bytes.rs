@@ -18,7 +18,8 @@ use std::io::{self, Read};
 use std::ops::Deref;
 use std::path::Path;
 
-/// Files at least this long are mapped: below it, `mmap` + `munmap` cost more than a copy.
+/// Files at least this long are mapped. Most entries are a few KB, which one `read` copies
+/// more cheaply than a mapping's system calls and page faults would give them.
 const MAP_FROM: u64 = 256 << 10;
 
 /// A whole entry file (header included).
