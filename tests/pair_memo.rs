@@ -192,10 +192,10 @@ fn an_edit_checks_only_the_buckets_it_changes() {
 /// A global and a function defined above the others shift every later id (globals, functions,
 /// names, points-to classes — `one` writes through a pointer of unknown origin, an access
 /// whose path is rooted at its points-to class): with the summaries cache's names for them, a
-/// run replays every
-/// bucket the new code does not reach — all of them while nothing calls it, all but the new
-/// global's once `one` calls it — and finds what checking every bucket finds. Without those
-/// names (no cache) the renumbered entries change the context: nothing is replayed.
+/// run replays every bucket the new code does not reach — all of them while nothing calls it,
+/// all but the new global's once `one` calls it — and finds what checking every bucket finds.
+/// Without those names (no cache) the renumbered entries change the context: nothing is
+/// replayed.
 #[test]
 fn ids_shifted_by_new_definitions_keep_the_buckets() {
     let dir = tempfile::tempdir().unwrap();

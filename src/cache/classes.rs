@@ -5,10 +5,10 @@
 //! ([`name_hash`]; no name is kept as a string: the kernel's classes have millions of
 //! members), classes made only of analysis nodes by the class pointing to them (a hash of its
 //! name). Class ids in summaries are stored as ranks in this naming. A class no one points to
-//! that points nowhere and holds one global or function is left out ([`is_trivial`]): adding a global or a function changes nothing here. Classes no
-//! one points to that hold only locals and return values are left out too:
-//! they are private to one function, whose body hash covers them — so a body edit that adds a
-//! local does not change the fingerprint. Their names are made only when asked for (a stored
+//! that points nowhere and holds one global or function is left out ([`is_trivial`]): adding
+//! a global or a function changes nothing here. Classes no one points to that hold only
+//! locals and return values are left out too: they are private to one function, whose body
+//! hash covers them — so a body edit that adds a local does not change the fingerprint. Their names are made only when asked for (a stored
 //! summary names them) or when a class they point to has no name of its own: the kernel has
 //! millions of locals.
 

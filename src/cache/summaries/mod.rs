@@ -46,14 +46,12 @@ mod portable;
 mod steps;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use self::portable::{LoadError, RELATIVE};
-use std::sync::Arc;
-
 use super::classes::ClassTable;
 use super::fingerprint::{self, ProgramText};
 use super::labels::Labels;
@@ -380,6 +378,7 @@ impl<'a> SummaryCache<'a> {
             private: Some(Arc::new(PrivateClassNames {
                 classes: self.classes.clone(),
                 labels: self.labels.clone(),
+                made: Default::default(),
             })),
         }
     }
@@ -634,14 +633,19 @@ type StoredMember = (Key, Option<SummaryFacts>, Option<finals::Final>);
 
 /// The names of classes private to one function (`l<label>.name#n`, `r<label>`), made when
 /// the pair stage's digests meet one (an address-taken local accessed through its class):
-/// there are millions, a few reach the race stage.
+/// there are millions, a few reach the race stage, each in many groups and locksets — so a
+/// name is made once per run.
 struct PrivateClassNames {
     classes: Arc<ClassTable>,
     labels: Arc<Labels>,
+    made: dashmap::DashMap<u32, Option<String>, rustc_hash::FxBuildHasher>,
 }
 
 impl crate::race::memo::PrivateNames for PrivateClassNames {
     fn name(&self, program: &Program, pta: &PointsTo, class: u32) -> Option<String> {
-        self.classes.private_name(program, pta, &self.labels, class)
+        self.made
+            .entry(class)
+            .or_insert_with(|| self.classes.private_name(program, pta, &self.labels, class))
+            .clone()
     }
 }
