@@ -39,41 +39,53 @@ impl Bits {
         if other.blocks.len() * 16 < self.blocks.len() {
             return self.union_small(other);
         }
+        // One pass finds the new bits without building anything (most unions of a solve add
+        // nothing: a delta sent to a set that has it already), then they are merged in place.
         let mut added = Vec::new();
-        let mut merged = Vec::with_capacity(self.blocks.len().max(other.blocks.len()));
-        let (a, b) = (&self.blocks, &other.blocks);
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() || j < b.len() {
-            match (a.get(i), b.get(j)) {
-                (Some(&(ka, va)), Some(&(kb, vb))) if ka == kb => {
-                    let new = vb & !va;
-                    if new != 0 {
-                        added.push((ka, new));
+        let mut fresh = 0;
+        let a = &self.blocks;
+        let mut i = 0;
+        for &(kb, vb) in &other.blocks {
+            while i < a.len() && a[i].0 < kb {
+                i += 1;
+            }
+            match a.get(i) {
+                Some(&(ka, va)) if ka == kb => {
+                    if vb & !va != 0 {
+                        added.push((kb, vb & !va));
                     }
-                    merged.push((ka, va | vb));
-                    i += 1;
-                    j += 1;
-                }
-                (Some(&(ka, va)), Some(&(kb, _))) if ka < kb => {
-                    merged.push((ka, va));
                     i += 1;
                 }
-                (Some(&x), None) => {
-                    merged.push(x);
-                    i += 1;
-                }
-                (_, Some(&(kb, vb))) => {
+                _ => {
                     added.push((kb, vb));
-                    merged.push((kb, vb));
-                    j += 1;
+                    fresh += 1;
                 }
-                (None, None) => break,
             }
         }
-        if !added.is_empty() {
-            self.blocks = merged;
-        }
+        self.merge_new(&added, fresh);
         Bits { blocks: added }
+    }
+
+    /// Merges `added` (sorted blocks of bits this set lacks, `fresh` of them in blocks it does
+    /// not have) into this set, from the back, in place.
+    fn merge_new(&mut self, added: &[(u32, u64)], fresh: usize) {
+        let old = self.blocks.len();
+        self.blocks.resize(old + fresh, (0, 0));
+        let (mut i, mut w) = (old, old + fresh);
+        for &(kb, vb) in added.iter().rev() {
+            while i > 0 && self.blocks[i - 1].0 > kb {
+                w -= 1;
+                i -= 1;
+                self.blocks[w] = self.blocks[i];
+            }
+            w -= 1;
+            if i > 0 && self.blocks[i - 1].0 == kb {
+                i -= 1;
+                self.blocks[w] = (kb, self.blocks[i].1 | vb);
+            } else {
+                self.blocks[w] = (kb, vb);
+            }
+        }
     }
 
     /// [`Bits::union_new`] of a set much smaller than this one: a search per block instead
@@ -165,6 +177,19 @@ mod tests {
         assert_eq!(new.iter().collect::<Vec<_>>(), vec![4, 64, 1000]);
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![3, 4, 64, 200, 1000]);
         assert!(a.union_new(&b).is_empty());
+        let mut c = Bits::default();
+        for x in [1, 65, 64 * 90, 64 * 95 + 3, 1001] {
+            c.insert(x);
+        }
+        let new = a.union_new(&c);
+        assert_eq!(
+            new.iter().collect::<Vec<_>>(),
+            vec![1, 65, 1001, 64 * 90, 64 * 95 + 3]
+        );
+        assert_eq!(
+            a.iter().collect::<Vec<_>>(),
+            vec![1, 3, 4, 64, 65, 200, 1000, 1001, 64 * 90, 64 * 95 + 3]
+        );
         let mut big = Bits::default();
         for x in 0..64 {
             big.insert(x * 64);
@@ -176,5 +201,43 @@ mod tests {
         assert_eq!(new.iter().collect::<Vec<_>>(), vec![65, 64 * 70]);
         assert!(big.intersects(&small) && !Bits::default().intersects(&small));
         assert_eq!(big.iter().filter(|&x| x == 65 || x == 64).count(), 2);
+    }
+
+    #[test]
+    fn unions_agree_with_a_plain_set() {
+        use std::collections::BTreeSet;
+        // A small linear congruential generator: sets of every density, merged both ways.
+        let mut seed = 0x2545_f491_u64;
+        let mut next = move |bound: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % bound
+        };
+        for _ in 0..500 {
+            let (span, n, m) = (1 + next(5000), next(60), next(60));
+            let mut a = Bits::default();
+            let mut b = Bits::default();
+            let mut sa = BTreeSet::new();
+            let mut sb = BTreeSet::new();
+            for _ in 0..n {
+                let x = next(span) as u32;
+                a.insert(x);
+                sa.insert(x);
+            }
+            for _ in 0..m {
+                let x = next(span) as u32;
+                b.insert(x);
+                sb.insert(x);
+            }
+            let new = a.union_new(&b);
+            let want: Vec<u32> = sb.difference(&sa).copied().collect();
+            assert_eq!(new.iter().collect::<Vec<_>>(), want);
+            sa.extend(sb);
+            assert_eq!(
+                a.iter().collect::<Vec<_>>(),
+                sa.iter().copied().collect::<Vec<_>>()
+            );
+        }
     }
 }

@@ -122,8 +122,10 @@ impl Graph {
         }
         self.copy[from as usize].push(to);
         if !self.pts[from as usize].is_empty() {
-            let all = self.pts[from as usize].clone();
+            // Lent out rather than cloned: adding to `to` touches only `to`'s sets.
+            let all = std::mem::take(&mut self.pts[from as usize]);
             self.add_objects(to, &all);
+            self.pts[from as usize] = all;
         }
     }
 
@@ -252,10 +254,10 @@ impl Graph {
             if delta.is_empty() {
                 continue;
             }
-            let loads = self.loads[n as usize].clone();
-            let stores = self.stores[n as usize].clone();
-            let objects: Vec<u32> = delta.iter().collect();
-            for &o in &objects {
+            // Lent out: loads and stores add copy edges and objects, never loads or stores.
+            let loads = std::mem::take(&mut self.loads[n as usize]);
+            let stores = std::mem::take(&mut self.stores[n as usize]);
+            for o in delta.iter() {
                 for &d in &loads {
                     self.load_from(o, d);
                 }
@@ -263,6 +265,8 @@ impl Graph {
                     self.store_into(s, o);
                 }
             }
+            self.loads[n as usize] = loads;
+            self.stores[n as usize] = stores;
             if self
                 .opaque
                 .is_some_and(|(opaque, _)| delta.contains(opaque))
@@ -271,19 +275,22 @@ impl Graph {
                     self.call_unknown(&call);
                 }
             }
-            let mut succs = self.copy[n as usize].clone();
+            let mut succs = std::mem::take(&mut self.copy[n as usize]);
             for s in &mut succs {
                 *s = self.find(*s);
             }
             succs.sort_unstable();
             succs.dedup();
-            self.copy[n as usize].clone_from(&succs);
-            for s in succs {
-                if s == n {
-                    continue;
+            for &s in &succs {
+                if s != n {
+                    self.add_objects(s, &delta);
                 }
-                self.add_objects(s, &delta);
             }
+            debug_assert!(
+                self.copy[n as usize].is_empty(),
+                "adding objects adds no edge"
+            );
+            self.copy[n as usize] = succs;
         }
     }
 
