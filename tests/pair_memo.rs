@@ -40,6 +40,17 @@ fn pair_stage(
     per_access: bool,
     memo: Option<&PairMemo>,
 ) -> (String, PairStats, Option<PairMemo>) {
+    pair_stage_with(program, analysis, per_access, false, memo)
+}
+
+/// [`pair_stage`], with the inclusion-based objects of the analysis when `objects` is set.
+fn pair_stage_with(
+    program: &Program,
+    analysis: &Analysis,
+    per_access: bool,
+    objects: bool,
+    memo: Option<&PairMemo>,
+) -> (String, PairStats, Option<PairMemo>) {
     let input = RaceInput {
         program,
         pta: &analysis.pta,
@@ -48,7 +59,7 @@ fn pair_stage(
         entries: &analysis.entries,
         type_alias: true,
         per_access,
-        objects: None,
+        objects: analysis.objects.as_ref().filter(|_| objects),
         progress: false,
         memo: memo.map(|previous| MemoInput {
             previous,
@@ -59,41 +70,62 @@ fn pair_stage(
     (format!("{pairs:#?}"), stats, next)
 }
 
-/// Every race fixture, in both reporting modes: the first run with a memo checks every bucket,
-/// the second replays every one of them; both find what a run without a memo finds.
+/// Every race fixture, in both reporting modes, without and with the inclusion-based objects
+/// (named by the summaries cache): the first run with a memo checks every bucket and pairs every
+/// whole-object access, the second replays every one of them (whole-object accesses only
+/// without `--per-access`, where their tasks read nothing else); both find what a run without a
+/// memo finds.
 #[test]
 fn replaying_every_bucket_finds_what_checking_them_finds() {
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let (mut with_objects, mut wholes) = (0, 0);
     for path in c_fixtures("race") {
         let name = path.display().to_string();
-        let mut program = program_of(&path);
-        let analysis = analysis_of(&mut program, &name);
-        for per_access in [false, true] {
-            let at = format!("{name} (per access: {per_access})");
-            let (plain, stats, none) = pair_stage(&program, &analysis, per_access, None);
-            assert!(none.is_none(), "{at}: no memo asked for, none made");
-            let empty = PairMemo::default();
-            let (first, first_stats, memo) =
-                pair_stage(&program, &analysis, per_access, Some(&empty));
-            let memo = memo.expect("a memo");
-            assert_eq!(
-                (memo.replayed(), memo.checked()),
-                (0, stats.buckets),
-                "{at}"
+        for objects in [false, true] {
+            let mut program = program_of(&path);
+            let analysis = analysis_with(&mut program, &name, objects.then_some(&store));
+            let named = analysis.stable_ids.objects.is_some();
+            assert!(
+                analysis.objects.is_some(),
+                "{name}: inclusion is on by default"
             );
-            let (second, second_stats, again) =
-                pair_stage(&program, &analysis, per_access, Some(&memo));
-            let again = again.expect("a memo");
-            assert_eq!(
-                (again.replayed(), again.checked()),
-                (stats.buckets, 0),
-                "{at}"
-            );
-            assert_eq!(first, plain, "{at}: checked with a memo");
-            assert_eq!(second, plain, "{at}: replayed");
-            assert_eq!(first_stats, stats, "{at}");
-            assert_eq!(second_stats, stats, "{at}");
+            for per_access in [false, true] {
+                let at = format!("{name} (per access: {per_access}, objects: {objects})");
+                let stage = |memo| pair_stage_with(&program, &analysis, per_access, objects, memo);
+                let (plain, stats, none) = stage(None);
+                assert!(none.is_none(), "{at}: no memo asked for, none made");
+                let empty = PairMemo::default();
+                let (first, first_stats, memo) = stage(Some(&empty));
+                let Some(memo) = memo else {
+                    assert!(objects && !named, "{at}: a memo unless objects are unnamed");
+                    continue;
+                };
+                with_objects += objects as usize;
+                assert_eq!(
+                    (memo.replayed(), memo.checked()),
+                    (0, stats.buckets),
+                    "{at}"
+                );
+                let whole_tasks = memo.wholes().1;
+                assert!(!per_access || whole_tasks == 0, "{at}: {whole_tasks}");
+                wholes += whole_tasks;
+                let (second, second_stats, again) = stage(Some(&memo));
+                let again = again.expect("a memo");
+                assert_eq!(
+                    (again.replayed(), again.checked(), again.wholes()),
+                    (stats.buckets, 0, (whole_tasks, 0)),
+                    "{at}"
+                );
+                assert_eq!(first, plain, "{at}: checked with a memo");
+                assert_eq!(second, plain, "{at}: replayed");
+                assert_eq!(first_stats, stats, "{at}");
+                assert_eq!(second_stats, stats, "{at}");
+            }
         }
     }
+    assert!(with_objects > 20, "objects named in {with_objects} runs");
+    assert!(wholes > 0, "no whole-object access met");
 }
 
 /// Two threads on four globals; `EDIT` (and `ABOVE`) are replaced to make the versions of the
@@ -230,5 +262,155 @@ fn ids_shifted_by_new_definitions_keep_the_buckets() {
             assert_eq!(edited_stats, stats, "{at}");
             memo = next;
         }
+    }
+}
+
+/// A whole-object access racing with several members of its object: its one warning names the
+/// first as the other side and the others' sites there. Replayed (its task's digest the
+/// same), it names the very same sites, and a member access added later makes it paired again.
+#[test]
+fn a_replayed_whole_object_access_names_every_member_it_races_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("program.c");
+    // An untyped pool (as in fixtures/race/untyped_whole.c): its record's members are
+    // classes of their own, and the memset through `void *` is paired with each.
+    let text = r#"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+struct record { long count; long bytes; long errors; };
+static char *pool;
+static struct record *get(char *base, int i)
+{
+    return (struct record *)(base + i * sizeof(struct record));
+}
+static void clear(void *p, unsigned long n)
+{
+    memset(p, 0, n);
+}
+static void *clearer(void *arg)
+{
+    clear(pool, 4096);
+    return arg;
+}
+static void *reader(void *arg)
+{
+    long r = get(pool, 3)->count;
+    r += get(pool, 4)->bytes;
+    EDIT
+    return (void *)r;
+}
+int main(void)
+{
+    pthread_t t, u;
+    pool = malloc(4096);
+    pthread_create(&t, 0, clearer, 0);
+    pthread_create(&u, 0, reader, 0);
+    return 0;
+}
+"#;
+    let mut memo = PairMemo::default();
+    let mut tasks = 0;
+    for (i, edit) in ["", "", "r += get(pool, 5)->errors;"]
+        .into_iter()
+        .enumerate()
+    {
+        std::fs::write(&path, text.replace("EDIT", edit)).unwrap();
+        let mut program = program_of(&path);
+        let analysis = analysis_of(&mut program, edit);
+        let (plain, stats, _) = pair_stage(&program, &analysis, false, None);
+        let (edited, edited_stats, next) = pair_stage(&program, &analysis, false, Some(&memo));
+        let next = next.expect("a memo");
+        let (replayed, paired) = next.wholes();
+        match i {
+            0 => assert!(replayed == 0 && paired > 0, "run 0: {replayed} {paired}"),
+            1 => assert_eq!((replayed, paired), (tasks, 0), "run 1: nothing changed"),
+            _ => assert!(
+                paired > 0 && replayed + paired >= tasks,
+                "run 2: {replayed} {paired}"
+            ),
+        }
+        tasks = replayed + paired;
+        assert_eq!(edited, plain, "run {i}");
+        assert_eq!(edited_stats, stats, "run {i}");
+        let also = plain.split("also: [").skip(1);
+        let named = also.filter(|rest| !rest.starts_with(']')).count();
+        assert!(
+            named > 0,
+            "run {i}: the other members' sites named: {plain}"
+        );
+        memo = next;
+    }
+}
+
+/// The inclusion-based objects are part of what a bucket's digest names: two pools that the
+/// points-to classes merge but no pointer shares are distinct objects, until an edit makes one
+/// pointer hold both — the paths, locksets and entries of the bucket stay as they were, its
+/// objects change, and it is checked again (and races).
+#[test]
+fn a_bucket_whose_objects_change_is_checked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let path = dir.path().join("program.c");
+    let text = r#"
+#include <pthread.h>
+#include <stdlib.h>
+struct cell { int x; };
+static struct cell *p1, *p2;
+static void *one(void *arg)
+{
+    p1->x = 1;
+    return arg;
+}
+static void *two(void *arg)
+{
+    p2->x = 2;
+    return arg;
+}
+int main(int argc, char **argv)
+{
+    pthread_t t, u;
+    struct cell *either;
+    (void)argv;
+    p1 = malloc(sizeof *p1);
+    p2 = malloc(sizeof *p2);
+    either = argc ? p1 : p2;
+    either->x = 0;
+    EDIT
+    pthread_create(&t, 0, one, 0);
+    pthread_create(&u, 0, two, 0);
+    return 0;
+}
+"#;
+    let (mut memo, mut first_pairs) = (PairMemo::default(), 0);
+    for (i, edit) in ["", "", "p2 = p1;"].into_iter().enumerate() {
+        std::fs::write(&path, text.replace("EDIT", edit)).unwrap();
+        let mut program = program_of(&path);
+        let analysis = analysis_with(&mut program, edit, Some(&store));
+        assert!(
+            analysis.stable_ids.objects.is_some(),
+            "run {i}: objects named"
+        );
+        let (plain, stats, _) = pair_stage_with(&program, &analysis, false, true, None);
+        let (edited, edited_stats, next) =
+            pair_stage_with(&program, &analysis, false, true, Some(&memo));
+        let next = next.expect("a memo");
+        assert_eq!(edited, plain, "run {i}");
+        assert_eq!(edited_stats, stats, "run {i}");
+        let pairs = plain.matches("Pair {").count();
+        match i {
+            0 => assert!(stats.distinct_objects > 0, "run 0: p1->x and p2->x apart"),
+            1 => assert_eq!(next.checked(), 0, "run 1: nothing changed"),
+            _ => {
+                assert!(next.checked() > 0, "run 2: the objects changed");
+                assert_eq!(stats.distinct_objects, 0, "run 2: one pool");
+                assert!(pairs > first_pairs, "run 2: p1->x and p2->x race: {plain}");
+            }
+        }
+        if i == 0 {
+            first_pairs = pairs;
+        }
+        memo = next;
     }
 }

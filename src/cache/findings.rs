@@ -28,31 +28,36 @@ pub const LATEST_AT: &str = "findings-latest";
 /// one per setting of the options that change the pair stage.
 pub const PAIRS: &str = "pairs";
 
-/// The key of the latest pair memo for these options. Everything else the buckets' races
-/// depend on is in the memo's own context digest, checked before anything is reused.
-fn pairs_key(per_access: bool, type_alias: bool) -> Key {
-    KeyBuilder::new(PAIRS)
-        .u64(u64::from(per_access))
-        .u64(u64::from(type_alias))
-        .finish()
+/// The options a pair memo is kept under: a run with other ones keeps its own. Everything
+/// else the buckets' races depend on is in the memo's own context digest, checked before
+/// anything is reused.
+#[derive(Clone, Copy)]
+pub struct PairOptions {
+    pub per_access: bool,
+    pub type_alias: bool,
+    /// The inclusion-based objects (`--inclusion`).
+    pub inclusion: bool,
+}
+
+impl PairOptions {
+    fn key(self) -> Key {
+        KeyBuilder::new(PAIRS)
+            .u64(u64::from(self.per_access))
+            .u64(u64::from(self.type_alias))
+            .u64(u64::from(self.inclusion))
+            .finish()
+    }
 }
 
 /// The pair memo the latest run with these options kept; an empty one if there is none (or it
 /// does not decode: reported, and missed).
-pub fn pair_memo(store: &Store, per_access: bool, type_alias: bool) -> PairMemo {
-    store
-        .get_value(PAIRS, &pairs_key(per_access, type_alias))
-        .unwrap_or_default()
+pub fn pair_memo(store: &Store, options: PairOptions) -> PairMemo {
+    store.get_value(PAIRS, &options.key()).unwrap_or_default()
 }
 
 /// Keeps `memo` for the next run with these options.
-pub fn save_pair_memo(
-    store: &Store,
-    per_access: bool,
-    type_alias: bool,
-    memo: &PairMemo,
-) -> Result<()> {
-    store.put_value(PAIRS, &pairs_key(per_access, type_alias), memo)
+pub fn save_pair_memo(store: &Store, options: PairOptions, memo: &PairMemo) -> Result<()> {
+    store.put_value(PAIRS, &options.key(), memo)
 }
 
 /// The key of the findings saved last under `unplaced` (see [`LATEST_AT`]).

@@ -28,6 +28,7 @@ use crate::link::Program;
 use crate::models::Models;
 use crate::pta::inclusion::{Bits, ObjectLabel, SiteObjects};
 use crate::pta::PointsTo;
+use crate::race::memo::ObjectNames;
 
 /// What the summaries' keys read of the program's text. It needs no points-to analysis, so a
 /// run computes it beside that (mostly sequential) analysis.
@@ -234,7 +235,8 @@ fn function_bodies(
 /// ([`NodeNamer`]), so the key does not depend on how either analysis numbered its nodes, nor
 /// on where lines are; sets are numbered in the order they are met. When an object has no
 /// such name (or two share one), the key is the program's text instead: every function body
-/// (`bodies`) and global initializer.
+/// (`bodies`) and global initializer, and no object names are given. Else the names of the
+/// objects met are given too (hashed; the pair stage's digests name object sets with them).
 pub fn site_objects<'a>(
     program: &Program,
     pta: &PointsTo,
@@ -242,7 +244,7 @@ pub fn site_objects<'a>(
     objects: &SiteObjects,
     own_locs: impl Fn(FuncId) -> &'a [Loc],
     bodies: &[Option<Key>],
-) -> Key {
+) -> (Key, Option<ObjectNames>) {
     let mut k = KeyBuilder::new("site objects");
     let mut namer = ObjectNamer {
         objects,
@@ -263,7 +265,7 @@ pub fn site_objects<'a>(
         Some(())
     })();
     if labelled.is_some() {
-        return k.finish();
+        return (k.finish(), Some(namer.hashes));
     }
     let mut k = KeyBuilder::new("site objects: program text");
     for b in bodies {
@@ -275,7 +277,7 @@ pub fn site_objects<'a>(
     for g in &program.globals {
         k.str(&format!("{:?}", g.global.init));
     }
-    k.finish()
+    (k.finish(), None)
 }
 
 /// Names the objects of [`SiteObjects`] for [`site_objects`]. A set is hashed as the number

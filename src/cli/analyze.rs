@@ -291,8 +291,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
     // Else the buckets the latest run paired are replayed where nothing they depend on changed.
     let per_access = args.per_access;
     let type_alias = !args.no_type_alias;
-    let previous_pairs = match (&store, reused_findings, &analysis.objects) {
-        (Some(store), false, None) => Some(findings::pair_memo(store, per_access, type_alias)),
+    let pair_options = findings::PairOptions {
+        per_access,
+        type_alias,
+        inclusion: analysis.objects.is_some(),
+    };
+    let previous_pairs = match (&store, reused_findings) {
+        (Some(store), false) => Some(findings::pair_memo(store, pair_options)),
         _ => None,
     };
     let input = RaceInput {
@@ -373,7 +378,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
             eprintln!("relay: warning: {e:#}; `relay report` will not find this run");
         }
         if let Some(memo) = &next_pairs {
-            if let Err(e) = findings::save_pair_memo(store, per_access, type_alias, memo) {
+            if let Err(e) = findings::save_pair_memo(store, pair_options, memo) {
                 eprintln!("relay: warning: {e:#}; the next run will pair every bucket again");
             }
         }
@@ -408,9 +413,15 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                     "warnings: reused from the cache (nothing they depend on changed)"
                 )?;
             } else if let Some(memo) = &next_pairs {
+                let wholes = match memo.wholes() {
+                    (0, 0) => String::new(),
+                    (replayed, run) => {
+                        format!("; {replayed} whole-object access(es) replayed, {run} paired again")
+                    }
+                };
                 writeln!(
                     err,
-                    "pairs: {} bucket(s) replayed from the cache, {} checked",
+                    "pairs: {} bucket(s) replayed from the cache, {} checked{wholes}",
                     memo.replayed(),
                     memo.checked()
                 )?;

@@ -15,6 +15,7 @@ use crate::models::Models;
 use crate::progress::Heartbeat;
 use crate::pta::inclusion::SiteObjects;
 use crate::pta::PointsTo;
+use crate::race::memo::ObjectNames;
 use crate::race::saved::SavedRun;
 
 /// Looks for the findings saved for this analysis: under the summaries cache's program key,
@@ -38,6 +39,9 @@ pub(super) struct Found {
     /// The findings were saved where other lines were: rewritten, to be saved again.
     pub moved: bool,
     pub objects: Option<SiteObjects>,
+    /// Their objects' names, when they have names of their own (for the pair stage's digests,
+    /// [`crate::race::memo::StableIds::objects`]).
+    pub object_names: Option<ObjectNames>,
     /// Where this analysis's findings are kept.
     pub place: FindingsPlace,
     /// How long computing `objects` took (a stage of its own in the run table).
@@ -68,7 +72,10 @@ impl FindingsLookup<'_> {
         });
         drop(beat);
         let seconds = t.elapsed().as_secs_f64();
-        let site_objects = objects.as_ref().map(|o| c.site_objects_key(o));
+        let (site_objects, object_names) = match objects.as_ref().map(|o| c.site_objects_key(o)) {
+            Some((key, names)) => (Some(key), names),
+            None => (None, None),
+        };
         let locations = c.loc_table();
         let unplaced = findings_key(program_key, self.options, site_objects.as_ref(), &locations);
         let place = FindingsPlace {
@@ -93,6 +100,7 @@ impl FindingsLookup<'_> {
             moved: moved && run.is_some(),
             run,
             objects,
+            object_names,
             place,
             seconds,
         }

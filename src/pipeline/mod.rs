@@ -601,10 +601,13 @@ pub fn analyze_cached(
         families,
         found,
         cache,
-        stable_ids,
+        mut stable_ids,
     } = summarize_inner(program, models, options, store, Keep::RaceEntries(&extra));
     let (findings, findings_moved, objects, findings_place) = match found {
-        Some(f) => (f.run, f.moved, f.objects, Some(f.place)),
+        Some(f) => {
+            stable_ids.objects = f.object_names.map(std::sync::Arc::new);
+            (f.run, f.moved, f.objects, Some(f.place))
+        }
         None => (None, false, None, None),
     };
     if findings.is_some() {

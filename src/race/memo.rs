@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::candidates::{Group, Performers};
 use super::entries::ThreadEntry;
+use super::objects::SetName;
 use super::pairs::PairStats;
 use super::rows::Arranged;
 use super::types::TypeAlias;
@@ -53,12 +54,18 @@ pub(super) type Digest = [u8; 32];
 pub struct PairMemo {
     /// The run's [`context_digest`]; a run with another context reuses nothing.
     context: Digest,
+    /// By digest: buckets, and whole-object tasks (digests of another domain).
     buckets: FxHashMap<Digest, BucketRecord>,
-    /// Of the run that made it: how many buckets it replayed, and how many it checked.
+    /// Of the run that made it: how many buckets it replayed, and how many it checked; the
+    /// same of whole-object tasks ([`super::wholes`]).
     #[serde(skip)]
     replayed: usize,
     #[serde(skip)]
     checked: usize,
+    #[serde(skip)]
+    wholes_replayed: usize,
+    #[serde(skip)]
+    wholes_checked: usize,
 }
 
 /// What a bucket's rows found.
@@ -72,19 +79,23 @@ pub(super) struct BucketRecord {
 }
 
 impl PairMemo {
-    /// The memo of a run with context `context`, whose buckets (their digests) found what
-    /// `records` says, `replayed` of them replayed.
+    /// The memo of a run with context `context`, whose buckets and whole-object tasks (their
+    /// digests) found what `buckets` and `wholes` say, `replayed` of each replayed.
     pub(super) fn of_run(
         context: Digest,
-        records: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
-        replayed: usize,
+        buckets: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
+        wholes: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
+        (replayed, wholes_replayed): (usize, usize),
     ) -> PairMemo {
-        let checked = records.len().saturating_sub(replayed);
+        let checked = buckets.len().saturating_sub(replayed);
+        let wholes_checked = wholes.len().saturating_sub(wholes_replayed);
         PairMemo {
             context,
-            buckets: records.collect(),
+            buckets: buckets.chain(wholes).collect(),
             replayed,
             checked,
+            wholes_replayed,
+            wholes_checked,
         }
     }
 
@@ -96,6 +107,11 @@ impl PairMemo {
     /// How many buckets the run that made it checked.
     pub fn checked(&self) -> usize {
         self.checked
+    }
+
+    /// How many whole-object tasks the run that made it replayed, and how many it ran.
+    pub fn wholes(&self) -> (usize, usize) {
+        (self.wholes_replayed, self.wholes_checked)
     }
 
     /// What the bucket with `digest` found in the run this memo comes from, if that run had
@@ -159,7 +175,14 @@ pub struct StableIds {
     pub classes: FxHashMap<u32, u64>,
     /// The names of the classes private to one function (not in `classes`).
     pub private: Option<Arc<dyn PrivateNames>>,
+    /// The inclusion-based points-to's objects (`--inclusion`), by their names; without them
+    /// its object sets have no names, and nothing is replayed.
+    pub objects: Option<Arc<ObjectNames>>,
 }
+
+/// The hashes of the names of the inclusion-based points-to's objects
+/// ([`crate::pta::inclusion::SiteObjects`]), by object number: one-to-one.
+pub type ObjectNames = FxHashMap<u32, u128>;
 
 /// What the pair stage needs to replay a previous run's buckets.
 #[derive(Clone, Copy)]
@@ -284,16 +307,18 @@ impl<'a> IdHasher<'a> {
 }
 
 /// What the check reads besides the groups: the entries, the type-aware aliasing tables (when
-/// on), which records are unions, and the options that change the pair stage.
+/// on), which records are unions, the options that change the pair stage and, with the
+/// inclusion-based objects, the objects unknown code reaches (`escaped`).
 pub(super) fn context_digest(
     ids: IdHasher<'_>,
     entries: &[ThreadEntry],
     type_alias: Option<&TypeAlias>,
     per_access: bool,
+    escaped: Option<SetName>,
 ) -> Digest {
     let program = ids.program;
     let mut h = Blake::new("relay pair context");
-    per_access.hash(&mut h);
+    (per_access, escaped).hash(&mut h);
     entries.len().hash(&mut h);
     for e in entries {
         // Not its origin: that decides how accesses are grouped, and the groups are hashed.
@@ -348,19 +373,26 @@ impl ListDigests {
     }
 }
 
-/// Every bucket's digest (see the module documentation), in parallel. `accesses`: per group,
-/// its `--per-access` access number (empty without it).
+/// What a bucket's digest reads besides its groups: per group, its `--per-access` access
+/// number (`accesses`, empty without it), and the names of the interned object sets of the
+/// inclusion-based points-to (`object_sets`, empty without it).
+pub(super) struct GroupFacts<'a> {
+    pub accesses: &'a [u32],
+    pub object_sets: &'a [SetName],
+}
+
+/// Every bucket's digest (see the module documentation), in parallel.
 pub(super) fn bucket_digests(
     ids: IdHasher<'_>,
     arranged: &[Arranged],
     groups: &[Group<'_>],
-    accesses: &[u32],
+    facts: &GroupFacts<'_>,
 ) -> Vec<Digest> {
     let lists = ListDigests::new(groups);
     arranged
         .par_iter()
         .map_init(Scratch::default, |scratch, bucket| {
-            bucket_digest(ids, bucket, groups, accesses, &lists, scratch)
+            bucket_digest(ids, bucket, groups, facts, &lists, scratch)
         })
         .collect()
 }
@@ -373,12 +405,81 @@ struct Scratch {
     bytes: Vec<u8>,
 }
 
+/// What the check reads of group `g`.
+fn hash_group(
+    ids: IdHasher<'_>,
+    h: &mut Blake,
+    g: &Group<'_>,
+    facts: &GroupFacts<'_>,
+    lists: &ListDigests,
+) {
+    let a = &g.access;
+    ids.path(h, a.path);
+    ids.lockset(h, a.locks);
+    (a.kind, a.atomic, a.value, a.class.is_some(), a.phase).hash(h);
+    (g.ty, g.may_order, g.arg_locks).hash(h);
+    // (Without the inclusion-based objects every group's are unknown: `None`.)
+    g.objects
+        .and_then(|id| facts.object_sets.get(id as usize))
+        .hash(h);
+    match &g.performers {
+        Performers::Listed(list) => {
+            0u8.hash(h);
+            list.len().hash(h);
+            for p in list {
+                p.entry.hash(h);
+            }
+        }
+        Performers::Reaching { entries, .. } => {
+            1u8.hash(h);
+            lists.0.get(&address(entries)).hash(h);
+        }
+    }
+}
+
+/// The digest of each whole-object access's task (without `--per-access`, where it reads
+/// nothing else, [`super::wholes`]): its group, and the member groups of its object in order
+/// (`members`, by object). Apart from the buckets' by their domain.
+pub(super) fn whole_digests(
+    ids: IdHasher<'_>,
+    wholes: &[u32],
+    members: &FxHashMap<u32, Vec<u32>>,
+    groups: &[Group<'_>],
+    facts: &GroupFacts<'_>,
+) -> Vec<Digest> {
+    let lists = ListDigests::new(groups);
+    // An object's members once, not once per whole access to it (SQLite has objects with
+    // thousands of members and hundreds of whole accesses).
+    let objects: Vec<(&u32, &Vec<u32>)> = members.iter().collect();
+    let of_object: FxHashMap<u32, Digest> = objects
+        .par_iter()
+        .map(|&(&o, list)| {
+            let mut h = Blake::new("relay pair members");
+            list.len().hash(&mut h);
+            for &m in list {
+                hash_group(ids, &mut h, &groups[m as usize], facts, &lists);
+            }
+            (o, h.digest())
+        })
+        .collect();
+    wholes
+        .par_iter()
+        .map(|&w| {
+            let w = &groups[w as usize];
+            let mut h = Blake::new("relay pair whole");
+            hash_group(ids, &mut h, w, facts, &lists);
+            w.within.and_then(|(o, _)| of_object.get(&o)).hash(&mut h);
+            h.digest()
+        })
+        .collect()
+}
+
 /// One bucket's digest.
 fn bucket_digest(
     ids: IdHasher<'_>,
     bucket: &Arranged,
     groups: &[Group<'_>],
-    accesses: &[u32],
+    facts: &GroupFacts<'_>,
     lists: &ListDigests,
     scratch: &mut Scratch,
 ) -> Digest {
@@ -388,27 +489,9 @@ fn bucket_digest(
     bucket.starts().hash(&mut h);
     first.clear();
     for position in 0..bucket.rows() {
-        let g = &groups[bucket.group(position)];
-        let a = &g.access;
-        ids.path(&mut h, a.path);
-        ids.lockset(&mut h, a.locks);
-        (a.kind, a.atomic, a.value, a.class.is_some(), a.phase).hash(&mut h);
-        (g.ty, g.may_order, g.arg_locks).hash(&mut h);
-        match &g.performers {
-            Performers::Listed(list) => {
-                0u8.hash(&mut h);
-                list.len().hash(&mut h);
-                for p in list {
-                    p.entry.hash(&mut h);
-                }
-            }
-            Performers::Reaching { entries, .. } => {
-                1u8.hash(&mut h);
-                lists.0.get(&address(entries)).hash(&mut h);
-            }
-        }
+        hash_group(ids, &mut h, &groups[bucket.group(position)], facts, lists);
         // Which earlier group of the bucket is the same access, if any.
-        if let Some(&access) = accesses.get(bucket.group(position)) {
+        if let Some(&access) = facts.accesses.get(bucket.group(position)) {
             first.entry(access).or_insert(position as u32).hash(&mut h);
         }
     }

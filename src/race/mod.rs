@@ -15,6 +15,7 @@ pub mod report;
 mod rows;
 pub mod saved;
 mod types;
+mod wholes;
 
 use serde::Serialize;
 

@@ -6,7 +6,11 @@
 
 use rustc_hash::FxHashMap;
 
+use super::memo::ObjectNames;
 use crate::pta::inclusion::{Bits, Interner, SiteObjects};
+
+/// An object set's name: how many objects, and the sum of their names' hashes (order-free).
+pub(super) type SetName = (u64, u128);
 use crate::summary::access::MAX_WITNESSES;
 use crate::summary::{AccessView, Witness};
 
@@ -63,6 +67,20 @@ impl<'s> AccessObjects<'s> {
             all.union_new(self.sites.set(id));
         }
         Some(self.sets.intern(all))
+    }
+
+    /// The names of the interned sets, in their numbering, and of the objects unknown code
+    /// reaches: each as the number of its objects and the sum of their names (`names`); `None`
+    /// if an object has no name. What [`Self::disjoint`] reads, named independently of how
+    /// the run numbered objects and sets (the pair stage's digests, [`super::memo`]).
+    pub(super) fn named_sets(&self, names: &ObjectNames) -> Option<(Vec<SetName>, SetName)> {
+        let name = |set: &Bits| -> Option<SetName> {
+            set.iter().try_fold((0u64, 0u128), |(count, sum), o| {
+                Some((count + 1, sum.wrapping_add(*names.get(&o)?)))
+            })
+        };
+        let sets = self.sets.sets().iter().map(name).collect::<Option<_>>()?;
+        Some((sets, name(self.sites.escaped())?))
     }
 
     /// Whether both accesses' objects are known and disjoint (`memo`: the answers so far, a

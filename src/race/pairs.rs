@@ -19,6 +19,7 @@ use super::memo::{self, BucketRecord, PairMemo};
 use super::objects::AccessObjects;
 use super::rows::{chunks, Arranged, Chunk, Unreported};
 use super::types::TypeAlias;
+use super::wholes;
 use crate::ir::{FuncId, Loc};
 use crate::progress::{Heartbeat, Progress};
 use crate::summary::{AccessView, Summaries};
@@ -178,25 +179,46 @@ pub fn racing_pairs<'a>(
         true => number_accesses(groups),
         false => Vec::new(),
     };
-    let run = Tasks {
+    let mut run = Tasks {
         cx: &cx,
         groups,
         arranged: &arranged,
+        wholes: &wholes,
         members: &members,
+        previous_wholes: Vec::new(),
+        whole_replays: Default::default(),
         accesses: &accesses,
         per_access: input.per_access,
         progress: &progress,
     };
-    // The object sets of `--inclusion` are numbered per run: nothing to reuse or keep.
-    let memo = input.memo.filter(|_| input.objects.is_none()).map(|m| {
+    // The object sets of `--inclusion` are numbered per run: named by their objects' names,
+    // or nothing is reused or kept.
+    let memo = input.memo.and_then(|m| {
+        let (object_sets, escaped) = match &cx.objects {
+            Some(objects) => {
+                let (sets, escaped) = objects.named_sets(m.ids.objects.as_deref()?)?;
+                (sets, Some(escaped))
+            }
+            None => (Vec::new(), None),
+        };
         let ids = memo::IdHasher::new(input.program, input.pta, m.ids);
-        let context = memo::context_digest(ids, input.entries, type_alias, input.per_access);
-        let digests = memo::bucket_digests(ids, &arranged, groups, &accesses);
-        (m.previous, context, digests)
+        let context =
+            memo::context_digest(ids, input.entries, type_alias, input.per_access, escaped);
+        let facts = memo::GroupFacts {
+            accesses: &accesses,
+            object_sets: &object_sets,
+        };
+        let digests = memo::bucket_digests(ids, &arranged, groups, &facts);
+        // With `--per-access` a whole-object task reads what earlier tasks found: not kept.
+        let wholes = match input.per_access {
+            true => Vec::new(),
+            false => memo::whole_digests(ids, &wholes, &members, groups, &facts),
+        };
+        Some((m.previous, context, digests, wholes))
     });
     // The buckets the previous run found, replayed (`None`: checked).
     let mut replayed: Vec<Option<(Found<'a>, BucketRecord)>> = match &memo {
-        Some((previous, context, digests)) => digests
+        Some((previous, context, digests, _)) => digests
             .par_iter()
             .enumerate()
             .map_init(Scratch::default, |scratch, (b, digest)| {
@@ -207,6 +229,9 @@ pub fn racing_pairs<'a>(
             .collect(),
         None => arranged.iter().map(|_| None).collect(),
     };
+    if let Some((previous, context, _, digests)) = &memo {
+        run.previous_wholes = digests.iter().map(|d| previous.get(context, d)).collect();
+    }
     // Tasks: chunks of rows, cut by checks rather than by bucket (one bucket of the kernel
     // holds tens of thousands of groups and would keep one thread busy for minutes), or one
     // replay per replayed bucket; then the whole-object accesses. They run in batches
@@ -222,6 +247,11 @@ pub fn racing_pairs<'a>(
         Some(_) => vec![BucketRecord::default(); arranged.len()],
         None => Vec::new(),
     };
+    // What each whole-object task found, for the next run (without `--per-access`).
+    let mut whole_records: Vec<BucketRecord> = match &memo {
+        Some((_, _, _, digests)) => vec![BucketRecord::default(); digests.len()],
+        None => Vec::new(),
+    };
     // `--per-access`: the accesses with their warning, as the batches so far found them.
     let mut reported = ReportedAccesses::new(accesses.iter().max().map_or(0, |&a| a as usize + 1));
     // `--per-access`: per object, its member accesses without a warning before the batch.
@@ -235,7 +265,7 @@ pub fn racing_pairs<'a>(
         .then(|| Unreported::new(&arranged, |g| accesses[g]));
     for range in batches(&per_bucket, wholes.len()) {
         let batch = &tasks[range];
-        prune_pending(&mut pending, batch, groups, &reported, &accesses);
+        prune_pending(&mut pending, batch, groups, &wholes, &reported, &accesses);
         let before = Before {
             reported: &reported,
             pending: &pending,
@@ -265,7 +295,12 @@ pub fn racing_pairs<'a>(
                         r.racing.append(&mut local.racing);
                     }
                 }
-                Task::Whole(_) => {}
+                Task::Whole(i) => {
+                    if let Some(r) = whole_records.get_mut(*i) {
+                        r.stats = s.clone();
+                        r.racing = std::mem::take(&mut local.racing);
+                    }
+                }
             }
             stats.add(&s);
             reported.extend(local.reported_accesses());
@@ -276,12 +311,18 @@ pub fn racing_pairs<'a>(
         }
     }
     progress.finish();
-    let memo = memo.map(|(_, context, digests)| {
+    let memo = memo.map(|(_, context, digests, wholes)| {
         let replays = tasks
             .iter()
             .filter(|t| matches!(t, Task::Replayed(_)))
             .count();
-        PairMemo::of_run(context, digests.into_iter().zip(records), replays)
+        let whole_replays = run.whole_replays.load(std::sync::atomic::Ordering::Relaxed);
+        PairMemo::of_run(
+            context,
+            digests.into_iter().zip(records),
+            wholes.into_iter().zip(whole_records),
+            (replays, whole_replays),
+        )
     });
     (found.into_sorted(), stats, memo)
 }
@@ -308,7 +349,7 @@ fn plan(
         }
         *count = tasks.len() - from;
     }
-    tasks.extend(wholes.iter().map(|&w| Task::Whole(w)));
+    tasks.extend((0..wholes.len()).map(Task::Whole));
     (tasks, per_bucket)
 }
 
@@ -532,8 +573,9 @@ impl<'a> Found<'a> {
 enum Task {
     /// Rows of one bucket.
     Rows(Chunk),
-    /// A whole-object access, with the member accesses of its object.
-    Whole(u32),
+    /// A whole-object access (its position in the list of them), with the member accesses of
+    /// its object.
+    Whole(usize),
     /// A bucket the previous run found (replayed before the batches).
     Replayed(usize),
 }
@@ -557,8 +599,15 @@ struct Tasks<'r, 'a> {
     cx: &'r PairContext<'r>,
     groups: &'r [Group<'a>],
     arranged: &'r [Arranged],
+    /// The whole-object accesses (groups).
+    wholes: &'r [u32],
     /// Per object, the member accesses of the objects accessed whole.
     members: &'r FxHashMap<u32, Vec<u32>>,
+    /// Per whole-object access, what the previous run found for its task, if its digest is
+    /// the same (empty with `--per-access`, or without the memo).
+    previous_wholes: Vec<Option<&'r BucketRecord>>,
+    /// How many whole-object tasks were replayed.
+    whole_replays: std::sync::atomic::AtomicUsize,
     /// `--per-access`: per group, its access's number ([`number_accesses`]); else empty.
     accesses: &'r [u32],
     per_access: bool,
@@ -579,8 +628,8 @@ impl<'a> Tasks<'_, 'a> {
                 }
             }
             Task::Replayed(_) => {}
-            Task::Whole(w) => {
-                let w = *w as usize;
+            Task::Whole(i) => {
+                let w = self.wholes[*i] as usize;
                 let object = self.groups[w].within.map(|(o, _)| o);
                 let of_object = object
                     .and_then(|o| self.members.get(&o))
@@ -598,10 +647,13 @@ impl<'a> Tasks<'_, 'a> {
                     for &m in object.and_then(|o| pending.get(&o)).into_iter().flatten() {
                         self.test(&mut local, done, w, m as usize, scratch);
                     }
-                } else if let Some(pair) =
-                    whole_object_pair(self.cx, &self.groups[w], self.groups, of_object, scratch)
-                {
-                    local.add_pair(pair);
+                } else {
+                    let (pair, racing) = self.whole(*i, of_object, scratch);
+                    if let Some(pair) = pair {
+                        local.add_pair(pair);
+                    }
+                    // Kept as a bucket's racing checks are: (the whole access, the member).
+                    local.racing = racing.into_iter().map(|at| (0, at)).collect();
                 }
                 self.progress.advance(1);
             }
@@ -664,6 +716,21 @@ impl<'a> Tasks<'_, 'a> {
         Some(local)
     }
 
+    /// Whole-object task `i` without `--per-access`: replayed from the previous run's record
+    /// when there is one, else run ([`wholes`]).
+    fn whole(&self, i: usize, members: &[u32], s: &mut Scratch) -> (Option<Pair<'a>>, Vec<u32>) {
+        let w = &self.groups[self.wholes[i] as usize];
+        let previous = self.previous_wholes.get(i).copied().flatten();
+        if let Some(found) =
+            previous.and_then(|r| wholes::replay(self.cx, w, self.groups, members, r, s))
+        {
+            self.whole_replays
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return found;
+        }
+        wholes::whole_object_pair(self.cx, w, self.groups, members, s)
+    }
+
     /// Whether `--per-access` has group `g`'s access reported already.
     fn reported(&self, local: &Found<'_>, done: &ReportedAccesses, g: usize) -> bool {
         self.accesses
@@ -699,12 +766,13 @@ fn prune_pending(
     pending: &mut FxHashMap<u32, Vec<u32>>,
     batch: &[Task],
     groups: &[Group<'_>],
+    wholes: &[u32],
     reported: &ReportedAccesses,
     accesses: &[u32],
 ) {
     for task in batch {
-        let Task::Whole(w) = task else { continue };
-        let object = groups[*w as usize].within.map(|(o, _)| o);
+        let Task::Whole(i) = task else { continue };
+        let object = groups[wholes[*i] as usize].within.map(|(o, _)| o);
         if let Some(list) = object.and_then(|o| pending.get_mut(&o)) {
             list.retain(|&m| {
                 !accesses
@@ -750,41 +818,6 @@ fn number_accesses(groups: &[Group<'_>]) -> Vec<u32> {
     ids.par_iter()
         .map(|id| sorted.partition_point(|x| x < id) as u32)
         .collect()
-}
-
-/// One warning for a whole-object access `w`: paired with every member access of its object
-/// that races with it, the first as the other side and the sites of all of them named there.
-fn whole_object_pair<'a>(
-    cx: &PairContext<'_>,
-    w: &Group<'a>,
-    groups: &[Group<'a>],
-    members: &[u32],
-    scratch: &mut Scratch,
-) -> Option<Pair<'a>> {
-    let mut racing: Option<Pair<'a>> = None;
-    let mut sites: FxHashSet<Loc> = Default::default();
-    for &m in members {
-        let Some(pair) = check(cx, w, &groups[m as usize], false, scratch) else {
-            continue;
-        };
-        let (whole, member) = if std::ptr::eq(pair.first.access.path, w.access.path) {
-            (pair.first, pair.second)
-        } else {
-            (pair.second, pair.first)
-        };
-        sites.extend(member.access.witnesses.iter().map(|x| x.loc));
-        racing.get_or_insert(Pair {
-            first: whole,
-            second: member,
-        });
-    }
-    let mut pair = racing?;
-    for x in pair.second.access.witnesses {
-        sites.remove(&x.loc);
-    }
-    pair.second.also = sites.into_iter().collect();
-    pair.second.also.sort();
-    Some(pair)
 }
 
 #[cfg(test)]

@@ -350,8 +350,12 @@ impl<'a> SummaryCache<'a> {
     }
 
     /// [`fingerprint::site_objects`] over the own locations recorded so far (every function's,
-    /// once the schedule has run or [`SummaryCache::stored_program_key`] recorded them).
-    pub fn site_objects_key(&self, objects: &crate::pta::inclusion::SiteObjects) -> Key {
+    /// once the schedule has run or [`SummaryCache::stored_program_key`] recorded them): the
+    /// key, and the objects' names when they have names of their own.
+    pub fn site_objects_key(
+        &self,
+        objects: &crate::pta::inclusion::SiteObjects,
+    ) -> (Key, Option<crate::race::memo::ObjectNames>) {
         fingerprint::site_objects(
             self.program,
             self.pta,
@@ -380,6 +384,9 @@ impl<'a> SummaryCache<'a> {
                 labels: self.labels.clone(),
                 made: Default::default(),
             })),
+            // Known once the inclusion-based points-to has been computed and named
+            // ([`SummaryCache::site_objects_key`]).
+            objects: None,
         }
     }
 

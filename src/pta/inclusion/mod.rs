@@ -109,6 +109,11 @@ impl Interner {
     pub fn set(&self, id: u32) -> &Bits {
         &self.sets[id as usize]
     }
+
+    /// Every set, in their numbering.
+    pub fn sets(&self) -> &[Bits] {
+        &self.sets
+    }
 }
 
 impl SiteObjects {
