@@ -307,18 +307,16 @@ impl<'a> IdHasher<'a> {
 }
 
 /// What the check reads besides the groups: the entries, the type-aware aliasing tables (when
-/// on), which records are unions, the options that change the pair stage and, with the
-/// inclusion-based objects, the objects unknown code reaches (`escaped`).
+/// on), which records are unions, and the options that change the pair stage.
 pub(super) fn context_digest(
     ids: IdHasher<'_>,
     entries: &[ThreadEntry],
     type_alias: Option<&TypeAlias>,
     per_access: bool,
-    escaped: Option<SetName>,
 ) -> Digest {
     let program = ids.program;
     let mut h = Blake::new("relay pair context");
-    (per_access, escaped).hash(&mut h);
+    per_access.hash(&mut h);
     entries.len().hash(&mut h);
     for e in entries {
         // Not its origin: that decides how accesses are grouped, and the groups are hashed.

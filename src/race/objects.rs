@@ -9,8 +9,9 @@ use rustc_hash::FxHashMap;
 use super::memo::ObjectNames;
 use crate::pta::inclusion::{Bits, Interner, SiteObjects};
 
-/// An object set's name: how many objects, and the sum of their names' hashes (order-free).
-pub(super) type SetName = (u64, u128);
+/// An object set's name: how many objects, the sum of their names' hashes (order-free), and
+/// whether unknown code reaches one of them ([`AccessObjects::named_sets`]).
+pub(super) type SetName = (u64, u128, bool);
 use crate::summary::access::MAX_WITNESSES;
 use crate::summary::{AccessView, Witness};
 
@@ -69,18 +70,21 @@ impl<'s> AccessObjects<'s> {
         Some(self.sets.intern(all))
     }
 
-    /// The names of the interned sets, in their numbering, and of the objects unknown code
-    /// reaches: each as the number of its objects and the sum of their names (`names`); `None`
-    /// if an object has no name. What [`Self::disjoint`] reads, named independently of how
-    /// the run numbered objects and sets (the pair stage's digests, [`super::memo`]).
-    pub(super) fn named_sets(&self, names: &ObjectNames) -> Option<(Vec<SetName>, SetName)> {
+    /// The names of the interned sets, in their numbering (`None` if an object has no name
+    /// in `names`): what [`Self::disjoint`] reads of each, named independently of how the run
+    /// numbered objects and sets (the pair stage's digests, [`super::memo`]). Two sets may
+    /// share an object if they intersect, or if one holds the opaque object (which its name
+    /// tells) and the other an object unknown code reaches: so a set's name is its objects'
+    /// (how many, and the sum of their names' hashes) and whether unknown code reaches one.
+    pub(super) fn named_sets(&self, names: &ObjectNames) -> Option<Vec<SetName>> {
+        let escaped = self.sites.escaped();
         let name = |set: &Bits| -> Option<SetName> {
-            set.iter().try_fold((0u64, 0u128), |(count, sum), o| {
+            let (count, sum) = set.iter().try_fold((0u64, 0u128), |(count, sum), o| {
                 Some((count + 1, sum.wrapping_add(*names.get(&o)?)))
-            })
+            })?;
+            Some((count, sum, set.intersects(escaped)))
         };
-        let sets = self.sets.sets().iter().map(name).collect::<Option<_>>()?;
-        Some((sets, name(self.sites.escaped())?))
+        self.sets.sets().iter().map(name).collect()
     }
 
     /// Whether both accesses' objects are known and disjoint (`memo`: the answers so far, a

@@ -194,16 +194,12 @@ pub fn racing_pairs<'a>(
     // The object sets of `--inclusion` are numbered per run: named by their objects' names,
     // or nothing is reused or kept.
     let memo = input.memo.and_then(|m| {
-        let (object_sets, escaped) = match &cx.objects {
-            Some(objects) => {
-                let (sets, escaped) = objects.named_sets(m.ids.objects.as_deref()?)?;
-                (sets, Some(escaped))
-            }
-            None => (Vec::new(), None),
+        let object_sets = match &cx.objects {
+            Some(objects) => objects.named_sets(m.ids.objects.as_deref()?)?,
+            None => Vec::new(),
         };
         let ids = memo::IdHasher::new(input.program, input.pta, m.ids);
-        let context =
-            memo::context_digest(ids, input.entries, type_alias, input.per_access, escaped);
+        let context = memo::context_digest(ids, input.entries, type_alias, input.per_access);
         let facts = memo::GroupFacts {
             accesses: &accesses,
             object_sets: &object_sets,
