@@ -8,6 +8,7 @@
 //! unless an object may lie inside another (see [`separates`]).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -312,7 +313,7 @@ pub fn racing_pairs<'a>(
             .iter()
             .filter(|t| matches!(t, Task::Replayed(_)))
             .count();
-        let whole_replays = run.whole_replays.load(std::sync::atomic::Ordering::Relaxed);
+        let whole_replays = run.whole_replays.load(Ordering::Relaxed);
         PairMemo::of_run(
             context,
             digests.into_iter().zip(records),
@@ -603,7 +604,7 @@ struct Tasks<'r, 'a> {
     /// the same (empty with `--per-access`, or without the memo).
     previous_wholes: Vec<Option<&'r BucketRecord>>,
     /// How many whole-object tasks were replayed.
-    whole_replays: std::sync::atomic::AtomicUsize,
+    whole_replays: AtomicUsize,
     /// `--per-access`: per group, its access's number ([`number_accesses`]); else empty.
     accesses: &'r [u32],
     per_access: bool,
@@ -720,8 +721,7 @@ impl<'a> Tasks<'_, 'a> {
         if let Some(found) =
             previous.and_then(|r| wholes::replay(self.cx, w, self.groups, members, r, s))
         {
-            self.whole_replays
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.whole_replays.fetch_add(1, Ordering::Relaxed);
             return found;
         }
         wholes::whole_object_pair(self.cx, w, self.groups, members, s)
