@@ -7,8 +7,9 @@
 //!
 //! - its groups in the order they are paired ([`Arranged`]): where each object class's run
 //!   starts, and per group what [`super::check::check`] reads — path, lockset, kind, atomicity,
-//!   value class, phase, type facts, the entries performing it, `may_order`, `arg_locks` — and,
-//!   with `--per-access`, which groups are one access (which of them share a warning);
+//!   value class, phase, type facts, the entries performing it, `may_order`, `arg_locks`, the
+//!   objects its sites may touch by the inclusion-based points-to — and, with `--per-access`,
+//!   which groups are one access (which of them share a warning);
 //! - the run's context ([`context_digest`]): the entries (what the check reads of them), the
 //!   type-aware aliasing tables, which records are unions, and the race options.
 //!
@@ -22,8 +23,13 @@
 //! they are (an edit that adds a record changes the summaries' context anyway; entries are
 //! hashed in the context in their order). The witnesses' sites are not hashed: the check
 //! does not read them, and a replayed race is checked again on this run's groups, so it names
-//! this run's sites. With the inclusion-based objects on (`--inclusion`), nothing is reused:
-//! the object sets are numbered per run.
+//! this run's sites. The inclusion-based objects (`--inclusion`) are numbered per run: a
+//! group's set is named by its objects' names, which the findings key gives them
+//! ([`StableIds::objects`]; without them nothing is reused), and by whether unknown code
+//! reaches one of them — what the distinct-objects test reads of it.
+//!
+//! Whole-object tasks ([`super::wholes`]) are kept the same way, without `--per-access`: a
+//! task's digest is its group's and its object's member groups' in order.
 //!
 //! A bucket's counts ([`PairStats`]) are its own: the pair stage cuts its batches so that a
 //! bucket's checks do not depend on the buckets before it ([`super::pairs`]).
