@@ -4,8 +4,11 @@
 //!
 //! Cycles of copy edges (the unknown code's memory, which holds and is held by everything
 //! handed to it; `p = p->next` loops) have equal sets: they are found with Tarjan's algorithm
-//! before solving and again whenever the edges grew by half, and collapsed into one node
-//! (union-find), so a set is propagated once around a cycle instead of once per node.
+//! before solving and again whenever the edges grew by an eighth, and collapsed into one node
+//! (union-find), so a set is propagated once around a cycle instead of once per node. (Each
+//! search is linear in the graph, and the graph grows geometrically between two: all of them
+//! cost at most nine times the last. On SQLite, searching at every half took the solve 1.07 s,
+//! at every eighth 0.8 s, at every 32nd no less.)
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -242,7 +245,7 @@ impl Graph {
         self.collapse_cycles();
         while let Some(n) = self.worklist.pop() {
             self.queued[n as usize] = false;
-            if self.edges.len() > self.edges_at_collapse + self.edges_at_collapse / 2 + 1024 {
+            if self.edges.len() > self.edges_at_collapse + self.edges_at_collapse / 8 + 1024 {
                 self.collapse_cycles();
                 self.enqueue(n);
                 continue;
