@@ -378,11 +378,14 @@ impl ListDigests {
 }
 
 /// What a bucket's digest reads besides its groups: per group, its `--per-access` access
-/// number (`accesses`, empty without it), and the names of the interned object sets of the
-/// inclusion-based points-to (`object_sets`, empty without it).
+/// number (`accesses`, empty without it), the names of the interned object sets of the
+/// inclusion-based points-to (`object_sets`, empty without it), and the digests of the
+/// performer lists groups share (hashed once, `lists`).
 pub(super) struct GroupFacts<'a> {
     pub accesses: &'a [u32],
     pub object_sets: &'a [SetName],
+    /// The digests of the collapsed SCCs' performer lists.
+    pub lists: ListDigests,
 }
 
 /// Every bucket's digest (see the module documentation), in parallel.
@@ -392,11 +395,10 @@ pub(super) fn bucket_digests(
     groups: &[Group<'_>],
     facts: &GroupFacts<'_>,
 ) -> Vec<Digest> {
-    let lists = ListDigests::new(groups);
     arranged
         .par_iter()
         .map_init(Scratch::default, |scratch, bucket| {
-            bucket_digest(ids, bucket, groups, facts, &lists, scratch)
+            bucket_digest(ids, bucket, groups, facts, scratch)
         })
         .collect()
 }
@@ -410,13 +412,7 @@ struct Scratch {
 }
 
 /// What the check reads of group `g`.
-fn hash_group(
-    ids: IdHasher<'_>,
-    h: &mut Blake,
-    g: &Group<'_>,
-    facts: &GroupFacts<'_>,
-    lists: &ListDigests,
-) {
+fn hash_group(ids: IdHasher<'_>, h: &mut Blake, g: &Group<'_>, facts: &GroupFacts<'_>) {
     let a = &g.access;
     ids.path(h, a.path);
     ids.lockset(h, a.locks);
@@ -436,7 +432,7 @@ fn hash_group(
         }
         Performers::Reaching { entries, .. } => {
             1u8.hash(h);
-            lists.0.get(&address(entries)).hash(h);
+            facts.lists.0.get(&address(entries)).hash(h);
         }
     }
 }
@@ -451,7 +447,6 @@ pub(super) fn whole_digests(
     groups: &[Group<'_>],
     facts: &GroupFacts<'_>,
 ) -> Vec<Digest> {
-    let lists = ListDigests::new(groups);
     // An object's members once, not once per whole access to it (SQLite has objects with
     // thousands of members and hundreds of whole accesses).
     let objects: Vec<(&u32, &Vec<u32>)> = members.iter().collect();
@@ -461,7 +456,7 @@ pub(super) fn whole_digests(
             let mut h = Blake::new("relay pair members");
             list.len().hash(&mut h);
             for &m in list {
-                hash_group(ids, &mut h, &groups[m as usize], facts, &lists);
+                hash_group(ids, &mut h, &groups[m as usize], facts);
             }
             (o, h.digest())
         })
@@ -471,7 +466,7 @@ pub(super) fn whole_digests(
         .map(|&w| {
             let w = &groups[w as usize];
             let mut h = Blake::new("relay pair whole");
-            hash_group(ids, &mut h, w, facts, &lists);
+            hash_group(ids, &mut h, w, facts);
             w.within.and_then(|(o, _)| of_object.get(&o)).hash(&mut h);
             h.digest()
         })
@@ -484,7 +479,6 @@ fn bucket_digest(
     bucket: &Arranged,
     groups: &[Group<'_>],
     facts: &GroupFacts<'_>,
-    lists: &ListDigests,
     scratch: &mut Scratch,
 ) -> Digest {
     let first = &mut scratch.first;
@@ -493,7 +487,7 @@ fn bucket_digest(
     bucket.starts().hash(&mut h);
     first.clear();
     for position in 0..bucket.rows() {
-        hash_group(ids, &mut h, &groups[bucket.group(position)], facts, lists);
+        hash_group(ids, &mut h, &groups[bucket.group(position)], facts);
         // Which earlier group of the bucket is the same access, if any.
         if let Some(&access) = facts.accesses.get(bucket.group(position)) {
             first.entry(access).or_insert(position as u32).hash(&mut h);

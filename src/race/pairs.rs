@@ -180,18 +180,6 @@ pub fn racing_pairs<'a>(
         true => number_accesses(groups),
         false => Vec::new(),
     };
-    let mut run = Tasks {
-        cx: &cx,
-        groups,
-        arranged: &arranged,
-        wholes: &wholes,
-        members: &members,
-        previous_wholes: Vec::new(),
-        whole_replays: Default::default(),
-        accesses: &accesses,
-        per_access: input.per_access,
-        progress: &progress,
-    };
     // The object sets of `--inclusion` are numbered per run: named by their objects' names,
     // or nothing is reused or kept.
     let memo = input.memo.and_then(|m| {
@@ -204,6 +192,7 @@ pub fn racing_pairs<'a>(
         let facts = memo::GroupFacts {
             accesses: &accesses,
             object_sets: &object_sets,
+            lists: memo::ListDigests::new(groups),
         };
         let digests = memo::bucket_digests(ids, &arranged, groups, &facts);
         // With `--per-access` a whole-object task reads what earlier tasks found: not kept.
@@ -213,6 +202,23 @@ pub fn racing_pairs<'a>(
         };
         Some((m.previous, context, digests, wholes))
     });
+    let run = Tasks {
+        cx: &cx,
+        groups,
+        arranged: &arranged,
+        wholes: &wholes,
+        members: &members,
+        previous_wholes: match &memo {
+            Some((previous, context, _, digests)) => {
+                digests.iter().map(|d| previous.get(context, d)).collect()
+            }
+            None => Vec::new(),
+        },
+        whole_replays: Default::default(),
+        accesses: &accesses,
+        per_access: input.per_access,
+        progress: &progress,
+    };
     // The buckets the previous run found, replayed (`None`: checked).
     let mut replayed: Vec<Option<(Found<'a>, BucketRecord)>> = match &memo {
         Some((previous, context, digests, _)) => digests
@@ -226,9 +232,6 @@ pub fn racing_pairs<'a>(
             .collect(),
         None => arranged.iter().map(|_| None).collect(),
     };
-    if let Some((previous, context, _, digests)) = &memo {
-        run.previous_wholes = digests.iter().map(|d| previous.get(context, d)).collect();
-    }
     // Tasks: chunks of rows, cut by checks rather than by bucket (one bucket of the kernel
     // holds tens of thousands of groups and would keep one thread busy for minutes), or one
     // replay per replayed bucket; then the whole-object accesses. They run in batches
