@@ -233,7 +233,7 @@ fn function_out(program: &crate::link::Program, f: FuncId, s: &Summary) -> Funct
                 col: a.witness().loc.col,
                 via: a
                     .witness()
-                    .chain
+                    .chain()
                     .iter()
                     .map(|c| format!("{} ({})", program.function_label(c.callee), pr.loc(c.loc)))
                     .collect(),

@@ -760,11 +760,7 @@ mod tests {
             lockset(&[arg_member(1)]),
             lockset(&[Path::new(Root::Global(GlobalId(1)))]),
         );
-        let witness = [Witness {
-            loc: Loc::default(),
-            chain: Default::default(),
-            func: None,
-        }];
+        let witness = [Witness::new(Loc::default(), Default::default(), None)];
         let mut accesses = Vec::new();
         for path in [&g, &own] {
             for locks in [&none, &arg_lock, &global_lock] {

@@ -889,11 +889,7 @@ mod tests {
             Path::new(Root::Global(GlobalId(1))),
         ];
         let locks = RelativeLockset::default();
-        let witness = [Witness {
-            loc: Loc::default(),
-            chain: Default::default(),
-            func: None,
-        }];
+        let witness = [Witness::new(Loc::default(), Default::default(), None)];
         let view = |path| AccessView {
             path,
             locks: &locks,

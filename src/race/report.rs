@@ -159,7 +159,7 @@ impl<'a> ReportBuilder<'a> {
         let entry = self.program.function_name(s.entry).to_string();
         let mut caller = entry.clone();
         let call_path: Vec<CallFrame> = w
-            .chain
+            .chain()
             .iter()
             .map(|c| {
                 let callee = self.program.function_name(c.callee).to_string();
@@ -201,7 +201,7 @@ impl<'a> ReportBuilder<'a> {
                     }
                 })
                 .collect(),
-            call_path_truncated: w.chain.len() >= MAX_CHAIN,
+            call_path_truncated: w.chain_len() >= MAX_CHAIN,
             call_path,
             also_at: {
                 let mut at: Vec<SourceLoc> = a

@@ -578,10 +578,8 @@ impl<'a> FnAnalysis<'a> {
                 st.threads.phase(),
             );
             col.accesses
-                .insert(key, class, how.value, 0, loc, || Witness {
-                    loc,
-                    chain: crate::summary::Chain::empty(),
-                    func: Some(self.func),
+                .insert(key, class, how.value, 0, loc, || {
+                    Witness::new(loc, crate::summary::Chain::empty(), Some(self.func))
                 });
         }
     }

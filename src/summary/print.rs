@@ -206,7 +206,7 @@ impl SummaryPrinter<'_> {
         };
         let w = a.witness();
         let mut via: Vec<String> = w
-            .chain
+            .chain()
             .iter()
             .map(|c| {
                 format!(

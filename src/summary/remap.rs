@@ -123,7 +123,7 @@ impl Summary {
     pub fn visit_callees(&self, v: &mut impl FnMut(FuncId)) {
         let witnesses = self.accesses.iter().flat_map(|a| a.witnesses.iter());
         let chains = witnesses
-            .map(|w| &w.chain)
+            .map(|w| w.chain())
             .chain(self.spawns.iter().map(|sp| &sp.chain));
         for chain in chains {
             chain.iter().for_each(|site| v(site.callee));
@@ -137,7 +137,7 @@ impl Summary {
         let mut memo = VisitMemo::default();
         let witnesses = self.accesses.iter().flat_map(|a| &a.witnesses);
         let sites = witnesses
-            .map(|w| (w.loc, &w.chain, w.func))
+            .map(|w| (w.loc, w.chain(), w.func))
             .chain(self.spawns.iter().map(|sp| (sp.loc, &sp.chain, sp.func)));
         for (loc, chain, func) in sites {
             let last = chain.visit_locs(f, v, &mut memo);
@@ -152,9 +152,8 @@ impl Summary {
         let mut memo = LocMemo::default();
         for a in &mut self.accesses {
             for w in &mut a.witnesses {
-                let last;
-                (w.chain, last) = w.chain.map_locs(f, m, &mut memo);
-                w.loc = m(w.loc, w.func.unwrap_or(last));
+                let (chain, last) = w.chain().map_locs(f, m, &mut memo);
+                *w = super::Witness::new(m(w.loc, w.func.unwrap_or(last)), chain, w.func);
             }
         }
         for sp in &mut self.spawns {
@@ -336,11 +335,11 @@ mod tests {
             value: None,
             class,
             phase: Phase::Before,
-            witnesses: Box::new([Witness {
-                loc: crate::ir::Loc::default(),
-                chain: crate::summary::Chain::empty(),
-                func: None,
-            }]),
+            witnesses: Box::new([Witness::new(
+                crate::ir::Loc::default(),
+                crate::summary::Chain::empty(),
+                None,
+            )]),
         };
         Summary {
             accesses: vec![

@@ -113,7 +113,7 @@ impl SharedAccesses {
                     Phase::Threaded,
                 );
                 for w in a.witnesses.iter() {
-                    set.insert(key, a.class, a.value, w.chain.len(), w.loc, || w.clone());
+                    set.insert(key, a.class, a.value, w.chain_len(), w.loc, || w.clone());
                 }
             }
         }

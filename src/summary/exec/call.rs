@@ -536,18 +536,18 @@ impl FnAnalysis<'_> {
             })
             .collect();
         for a in &s.accesses {
+            if a.witnesses.is_empty() {
+                continue;
+            }
             let l = locksets[a.locks as usize];
             for &(p, class) in &paths[a.path as usize] {
+                let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
+                let mut sites = col.accesses.sites(key, class.or(a.class), a.value);
                 for w in &a.witnesses {
-                    let len = (w.chain.len() + 1).min(MAX_CHAIN);
-                    let class = class.or(a.class);
-                    let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
-                    col.accesses
-                        .insert(key, class, a.value, len, w.loc, || Witness {
-                            loc: w.loc,
-                            chain: chains.prefixed(&w.chain),
-                            func: w.func,
-                        });
+                    let len = (w.chain_len() + 1).min(MAX_CHAIN);
+                    sites.add(len, w.loc, || {
+                        Witness::new(w.loc, chains.prefixed(w.chain()), w.func)
+                    });
                 }
             }
         }
