@@ -155,6 +155,8 @@ struct Collector {
     member_calls: Vec<crate::summary::owned::MemberCall>,
     /// The block being visited (for "is this thread creation in a loop").
     block: usize,
+    /// The callees' accesses copied so far, by callee and summary, as they were rebound.
+    copied: rustc_hash::FxHashMap<(FuncId, *const Summary), Vec<call::Rebound>>,
 }
 
 impl<'a> FnAnalysis<'a> {

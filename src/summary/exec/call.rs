@@ -503,7 +503,7 @@ impl FnAnalysis<'_> {
             .collect();
         let phase = st.threads.phase();
         // Each distinct path and lockset of the callee is rebound once.
-        let paths: Vec<Vec<(u32, Option<u32>)>> = s
+        let paths: Vec<Vec<(PathId, Option<u32>)>> = s
             .tables
             .paths
             .iter()
@@ -535,6 +535,22 @@ impl FnAnalysis<'_> {
                     .lockset_id(&st.locks.update(&l.rebind(&mut lock_map_once)))
             })
             .collect();
+        // A callee called again with the same rebinding (same actuals, lockset and phase)
+        // brings only sites already added: every one meets its own program point, with a
+        // chain as short, or stays behind the same better ones.
+        let rebound = Rebound {
+            paths,
+            locksets,
+            phase,
+        };
+        let copied = col.copied.entry((g, s as *const Summary)).or_default();
+        if copied.contains(&rebound) {
+            return;
+        }
+        copied.push(rebound);
+        let Rebound {
+            paths, locksets, ..
+        } = &copied[copied.len() - 1];
         for a in &s.accesses {
             if a.witnesses.is_empty() {
                 continue;
@@ -635,6 +651,18 @@ impl FnAnalysis<'_> {
 }
 
 /// Joins one alternative's lockset and thread state into those of a call's other alternatives.
+/// How one call rebound its callee's tables ([`FnAnalysis::copy_accesses`]): per callee path, the
+/// caller's paths (with their classes); per callee lockset, the caller's; the caller's phase.
+#[derive(PartialEq)]
+pub(super) struct Rebound {
+    paths: Vec<Vec<(PathId, Option<u32>)>>,
+    locksets: Vec<u32>,
+    phase: crate::summary::threads::Phase,
+}
+
+/// A path's index in the caller's access table.
+type PathId = u32;
+
 fn join_effects(
     after: &mut Option<(RelativeLockset, ThreadState)>,
     locks: RelativeLockset,
