@@ -1,6 +1,7 @@
 //! The race ground truth: every `fixtures/race/*.c` is preprocessed, analysed with the whole
 //! pipeline, and its annotations checked (DESIGN.md, "Fixtures convention"): a `// RACE` line must
-//! have an access in some warning, a `// NORACE` line must have none.
+//! have an access in some warning, a `// NORACE` line must have none (the sites a warning names
+//! for the accesses it absorbed, `also`, count).
 //!
 //! Fixtures that need analyses of a later stage are listed in [`PENDING`] with the reason; for
 //! them the test requires the annotations to *fail* (so a fixture that starts passing is noticed
@@ -110,9 +111,12 @@ fn check(path: &Path) -> Vec<String> {
     let (warnings, _) = analysis.warnings(&program, &filters);
     for w in warnings.iter().filter(|w| w.filtered_by.is_empty()) {
         for side in [&w.first, &w.second] {
-            for w in side.access.witnesses {
-                if in_fixture(w.loc.file) {
-                    racy_lines.insert(w.loc.line);
+            // Every site the warning names: those its accesses were found at and those of
+            // the accesses it absorbed (`also`, reported on the same warning).
+            let sites = side.access.witnesses.iter().map(|w| w.loc);
+            for loc in sites.chain(side.also.iter().copied()) {
+                if in_fixture(loc.file) {
+                    racy_lines.insert(loc.line);
                 }
             }
         }
