@@ -270,22 +270,24 @@ impl AccessSet {
         loc: Loc,
         make: impl FnOnce() -> Witness,
     ) {
-        self.sites(key, class, value).add(chain_len, loc, make);
+        self.sites(key, class, value, 1).add(chain_len, loc, make);
     }
 
     /// The sites of access `key`, to which sites whose lvalue has alias class `value` are
     /// about to be added ([`Self::insert`] for many sites of one access: the access is looked
-    /// up once). The access is made if it is new: add at least one site.
+    /// up once). The access is made if it is new, with room for `expected` sites: add at
+    /// least one.
     pub fn sites(
         &mut self,
         key: AccessKey,
         class: Option<u32>,
         value: Option<AliasClass>,
+        expected: usize,
     ) -> Sites<'_> {
-        let (_, joined, ws) = self
-            .map
-            .entry(key)
-            .or_insert_with(|| (class, value, Vec::new()));
+        let (_, joined, ws) = self.map.entry(key).or_insert_with(|| {
+            let room = expected.min(MAX_WITNESSES);
+            (class, value, Vec::with_capacity(room))
+        });
         if *joined != value {
             *joined = None;
         }

@@ -579,10 +579,9 @@ impl<'a> FnAnalysis<'a> {
                 how.atomic,
                 st.threads.phase(),
             );
-            col.accesses
-                .insert(key, class, how.value, 0, loc, || {
-                    Witness::new(loc, crate::summary::Chain::empty(), Some(self.func))
-                });
+            col.accesses.insert(key, class, how.value, 0, loc, || {
+                Witness::new(loc, crate::summary::Chain::empty(), Some(self.func))
+            });
         }
     }
 

@@ -558,7 +558,10 @@ impl FnAnalysis<'_> {
             let l = locksets[a.locks as usize];
             for &(p, class) in &paths[a.path as usize] {
                 let key = (p, l, a.kind, a.atomic, a.phase.max(phase));
-                let mut sites = col.accesses.sites(key, class.or(a.class), a.value);
+                let expected = a.witnesses.len();
+                let mut sites = col
+                    .accesses
+                    .sites(key, class.or(a.class), a.value, expected);
                 for w in &a.witnesses {
                     let len = (w.chain_len() + 1).min(MAX_CHAIN);
                     sites.add(len, w.loc, || {
