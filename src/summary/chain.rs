@@ -234,6 +234,30 @@ impl Chain {
     }
 }
 
+/// The chain nodes [`Chain::visit_callees`] has visited, by node and calls counted from it:
+/// each is visited once (the nodes are held by the chains visited, so no address is reused).
+#[derive(Default)]
+pub struct CalleeMemo {
+    seen: rustc_hash::FxHashSet<(*const Node, usize)>,
+}
+
+impl Chain {
+    /// Calls `v` with the callee of every call that counts — the first `len`, which is
+    /// `self.len()` (passed in: a witness keeps it, and reading it from the node is a cache
+    /// miss) — once per node for one `memo`.
+    pub fn visit_callees(&self, len: usize, v: &mut impl FnMut(FuncId), memo: &mut CalleeMemo) {
+        debug_assert_eq!(len, self.len());
+        let (mut chain, mut count) = (self, len);
+        while let Some(node) = chain.0.as_deref().filter(|_| count > 0) {
+            if !memo.seen.insert((chain.key(), count)) {
+                return;
+            }
+            v(node.site.callee);
+            (chain, count) = (&node.rest, count - 1);
+        }
+    }
+}
+
 /// Prefixes one call site to many chains, sharing the result among equal (same node) chains.
 pub struct ChainMemo {
     site: CallSite,

@@ -8,7 +8,7 @@
 //! equal to the one the analysis would compute.
 
 use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
-use super::chain::{LocMemo, VisitMemo};
+use super::chain::{CalleeMemo, LocMemo, VisitMemo};
 use super::lockset::{Lock, RelativeLockset};
 use super::owned;
 use super::path::{Path, Root, Step};
@@ -118,15 +118,18 @@ impl Summary {
     }
 
     /// The callee of every call of the summary's call chains (the part that counts, see
-    /// [`super::chain`]), as often as it occurs: the cache stores chains apart from the
-    /// summary, and names their callees with the functions [`Summary::visit_ids`] meets.
+    /// [`super::chain`]), once per chain node (a callee may come more than once): the cache
+    /// stores chains apart from the summary, and names their callees with the functions
+    /// [`Summary::visit_ids`] meets. The witnesses' chains share their nodes: walked whole per
+    /// witness, they were most of encoding a summary.
     pub fn visit_callees(&self, v: &mut impl FnMut(FuncId)) {
+        let mut memo = CalleeMemo::default();
         let witnesses = self.accesses.iter().flat_map(|a| a.witnesses.iter());
         let chains = witnesses
-            .map(|w| w.chain())
-            .chain(self.spawns.iter().map(|sp| &sp.chain));
-        for chain in chains {
-            chain.iter().for_each(|site| v(site.callee));
+            .map(|w| (w.chain(), w.chain_len()))
+            .chain(self.spawns.iter().map(|sp| (&sp.chain, sp.chain.len())));
+        for (chain, len) in chains {
+            chain.visit_callees(len, v, &mut memo);
         }
     }
 
