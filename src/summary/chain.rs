@@ -369,6 +369,37 @@ pub fn encode_with_table<R>(encode: impl FnOnce() -> R) -> (R, ChainTable) {
     (result, writer.map_or_else(Vec::new, |w| w.nodes))
 }
 
+/// The rewritten location of each call of some chains, by location and the function the call
+/// is in ([`encode_with_mapped_table`]).
+pub type SiteLocs = rustc_hash::FxHashMap<(Loc, FuncId), Loc>;
+
+/// [`encode_with_table`] with every call's location written as `sites` rewrites it — the
+/// chains being those of a summary of `owner`: a chain's first call is in `owner`, each next
+/// one in the previous one's callee. The table is the one `encode_with_table` writes for the
+/// chains rewritten by [`Chain::map_locs`], without making them. `None` if a call's location
+/// is not in `sites`.
+pub fn encode_with_mapped_table<R>(
+    owner: FuncId,
+    sites: SiteLocs,
+    encode: impl FnOnce() -> R,
+) -> Option<(R, ChainTable)> {
+    let writer = TableWriter {
+        mapped: Some(MappedSites {
+            owner,
+            sites,
+            missing: false,
+        }),
+        ..TableWriter::default()
+    };
+    let guard = Restore::new(&TABLE_WRITER, Some(writer));
+    let result = encode();
+    let writer = guard.finish()?;
+    match writer.mapped {
+        Some(m) if m.missing => None,
+        _ => Some((result, writer.nodes)),
+    }
+}
+
 /// Runs `decode` with every chain it deserialises read as an index into `table` (as
 /// [`encode_with_table`] wrote it); `None` if the table is malformed (a rest that does not come
 /// before its node, or a chain longer than [`MAX_CHAIN`]). Chains equal in the table share
@@ -429,6 +460,29 @@ struct TableWriter {
     nodes: ChainTable,
     by_value: rustc_hash::FxHashMap<(CallSite, u32), u32>,
     by_chain: rustc_hash::FxHashMap<(*const Node, usize), u32>,
+    /// The calls' locations are written rewritten ([`encode_with_mapped_table`]).
+    mapped: Option<MappedSites>,
+}
+
+struct MappedSites {
+    /// The function the chains' first calls are in.
+    owner: FuncId,
+    sites: SiteLocs,
+    /// A call's location was not in `sites`.
+    missing: bool,
+}
+
+impl MappedSites {
+    fn rewrite(&mut self, chain: &mut [CallSite]) {
+        let mut owner = self.owner;
+        for site in chain {
+            match self.sites.get(&(site.loc, owner)) {
+                Some(&loc) => site.loc = loc,
+                None => self.missing = true,
+            }
+            owner = site.callee;
+        }
+    }
 }
 
 impl TableWriter {
@@ -437,7 +491,10 @@ impl TableWriter {
         if let Some(&i) = self.by_chain.get(&met) {
             return i;
         }
-        let sites: Vec<CallSite> = chain.iter().collect();
+        let mut sites: Vec<CallSite> = chain.iter().collect();
+        if let Some(mapped) = &mut self.mapped {
+            mapped.rewrite(&mut sites);
+        }
         let mut index = 0;
         for &site in sites.iter().rev() {
             let rest = index;

@@ -8,7 +8,7 @@
 //! equal to the one the analysis would compute.
 
 use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
-use super::chain::{CalleeMemo, LocMemo, VisitMemo};
+use super::chain::{CalleeMemo, Chain, LocMemo, SiteLocs, VisitMemo};
 use super::lockset::{Lock, RelativeLockset};
 use super::owned;
 use super::path::{Path, Root, Step};
@@ -146,6 +146,39 @@ impl Summary {
             let last = chain.visit_locs(f, v, &mut memo);
             v(loc, func.unwrap_or(last));
         }
+    }
+
+    /// [`Summary::map_locs`] without rebuilding the chains: the witnesses' and spawns' own
+    /// locations are rewritten, and the chains' calls' rewritten locations returned for
+    /// [`super::chain::encode_with_mapped_table`] to write (a summary is encoded for the cache
+    /// this way: making the rewritten chains was most of encoding it).
+    pub fn map_locs_but_chains(
+        &mut self,
+        f: FuncId,
+        m: &mut impl FnMut(Loc, FuncId) -> Loc,
+    ) -> SiteLocs {
+        let mut memo = VisitMemo::default();
+        let mut sites = SiteLocs::default();
+        // The function of the chain's last call; its calls' locations rewritten into `sites`.
+        let mut last_callee = |chain: &Chain, m: &mut dyn FnMut(Loc, FuncId) -> Loc| {
+            let mut visit = |l, owner| {
+                sites.entry((l, owner)).or_insert_with(|| m(l, owner));
+            };
+            chain.visit_locs(f, &mut visit, &mut memo)
+        };
+        for w in self
+            .accesses
+            .iter_mut()
+            .flat_map(|a| a.witnesses.iter_mut())
+        {
+            let last = last_callee(w.chain(), m);
+            w.loc = m(w.loc, w.func.unwrap_or(last));
+        }
+        for sp in &mut self.spawns {
+            let last = last_callee(&sp.chain, m);
+            sp.loc = m(sp.loc, sp.func.unwrap_or(last));
+        }
+        sites
     }
 
     /// Rewrites every location of the summary of `f` with `m`, which is also told the function

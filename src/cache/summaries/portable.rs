@@ -136,7 +136,7 @@ impl SummaryCache<'_> {
         // Locations first: their owners are this run's functions until the summary is renamed.
         let mut summary = s.clone();
         let mut ranked = true;
-        summary.map_locs(f, &mut |l, owner| match form {
+        let sites = summary.map_locs_but_chains(f, &mut |l, owner| match form {
             LocForm::Relative => self.relative_loc(l, owner),
             LocForm::Ranked => {
                 owners.push(owner);
@@ -155,7 +155,8 @@ impl SummaryCache<'_> {
             return None;
         }
         let summary = summary.into_remapped(&mut to_portable)?;
-        let (summary, mut chains) = chain::encode_with_table(|| store::encode(&summary));
+        let (summary, mut chains) =
+            chain::encode_with_mapped_table(f, sites, || store::encode(&summary))?;
         for (site, _) in &mut chains {
             site.callee = to_portable.func(site.callee)?;
         }
