@@ -583,6 +583,63 @@ mod tests {
     }
 
     #[test]
+    fn a_table_with_rewritten_locations_is_the_table_of_the_rewritten_chains() {
+        // Calls of function 0 (the owner) and of the callees; `site(i)` calls `FuncId(i)`.
+        // Two calls at different locations that the rewriting makes equal merge in the table.
+        let deep = Chain::from_sites(&(1..12).map(site).collect::<Vec<_>>());
+        let at = |line: u32, callee: u32| CallSite {
+            loc: site(line).loc,
+            callee: FuncId(callee),
+        };
+        let chains = vec![
+            Chain::prefixed(site(0), &deep),
+            Chain::from_sites(&[at(4, 6), site(2)]),
+            Chain::from_sites(&[at(7, 6), site(2)]),
+            Chain::empty(),
+        ];
+        // Every location to its line modulo 3, in a file named by the function it is in.
+        let rewrite = |l: Loc, owner: FuncId| Loc {
+            file: owner.0 + 100,
+            line: l.line % 3,
+            col: 0,
+        };
+        let mut memo = LocMemo::default();
+        let rewritten: Vec<Chain> = chains
+            .iter()
+            .map(|c| {
+                c.map_locs(FuncId(0), &mut |l, o| rewrite(l, o), &mut memo)
+                    .0
+            })
+            .collect();
+        let expected = encode_with_table(|| bincode::serialize(&rewritten).unwrap());
+        let mut sites = SiteLocs::default();
+        let mut visits = VisitMemo::default();
+        for c in &chains {
+            c.visit_locs(
+                FuncId(0),
+                &mut |l, o| {
+                    sites.insert((l, o), rewrite(l, o));
+                },
+                &mut visits,
+            );
+        }
+        let mapped = encode_with_mapped_table(FuncId(0), sites.clone(), || {
+            bincode::serialize(&chains).unwrap()
+        });
+        assert_eq!(
+            expected.1.len(),
+            MAX_CHAIN + 2,
+            "the two calls at 4 and 7 merged"
+        );
+        assert_eq!(mapped, Some(expected));
+        // A call whose location is not given: no table.
+        sites.retain(|&(l, _), _| l.line != 6);
+        let missing =
+            encode_with_mapped_table(FuncId(0), sites, || bincode::serialize(&chains).unwrap());
+        assert_eq!(missing, None);
+    }
+
+    #[test]
     fn a_chain_table_gives_back_equal_chains_sharing_their_nodes() {
         let deep = Chain::from_sites(&(1..12).map(site).collect::<Vec<_>>());
         let a = Chain::prefixed(site(0), &deep);
