@@ -33,8 +33,8 @@ pub struct Witness {
     pub loc: Loc,
     chain: Chain,
     /// `chain.len()`, kept beside it: callers order the witnesses they copy by it, and reading
-    /// it from the chain's first node was a cache miss per witness copied (a third of the
-    /// summaries' time on SQLite). After `chain`, so that the derived order is the chain's.
+    /// it from the chain's first node was a cache miss per witness copied (a tenth of SQLite's
+    /// summaries). After `chain`, so that the derived order is the chain's.
     chain_len: u8,
     /// The function whose body performs the access (the chain may be truncated before it).
     #[serde(default)]

@@ -653,7 +653,6 @@ impl FnAnalysis<'_> {
     }
 }
 
-/// Joins one alternative's lockset and thread state into those of a call's other alternatives.
 /// How one call rebound its callee's tables ([`FnAnalysis::copy_accesses`]): per callee path, the
 /// caller's paths (with their classes); per callee lockset, the caller's; the caller's phase.
 #[derive(PartialEq)]
@@ -666,6 +665,7 @@ pub(super) struct Rebound {
 /// A path's index in the caller's access table.
 type PathId = u32;
 
+/// Joins one alternative's lockset and thread state into those of a call's other alternatives.
 fn join_effects(
     after: &mut Option<(RelativeLockset, ThreadState)>,
     locks: RelativeLockset,
