@@ -29,16 +29,33 @@ pub use super::chain::{Chain, MAX_CHAIN};
 /// Where an access happens: its location (in the function that performs it) and the calls from
 /// the summarised function down to that function.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+#[serde(from = "StoredWitness")]
 pub struct Witness {
     pub loc: Loc,
     chain: Chain,
     /// `chain.len()`, kept beside it: callers order the witnesses they copy by it, and reading
     /// it from the chain's first node was a cache miss per witness copied (a tenth of SQLite's
-    /// summaries). After `chain`, so that the derived order is the chain's.
+    /// summaries). After `chain`, so that the derived order is the chain's. Not stored.
+    #[serde(skip_serializing)]
     chain_len: u8,
     /// The function whose body performs the access (the chain may be truncated before it).
     #[serde(default)]
     pub func: Option<FuncId>,
+}
+
+/// A witness as stored: without its chain's length, which is made again on loading.
+#[derive(Deserialize)]
+struct StoredWitness {
+    loc: Loc,
+    chain: Chain,
+    #[serde(default)]
+    func: Option<FuncId>,
+}
+
+impl From<StoredWitness> for Witness {
+    fn from(w: StoredWitness) -> Witness {
+        Witness::new(w.loc, w.chain, w.func)
+    }
 }
 
 impl Witness {
@@ -473,6 +490,22 @@ mod tests {
             line,
             col: 1,
         }
+    }
+
+    #[test]
+    fn a_witness_is_stored_without_its_chain_length_and_gets_it_back() {
+        let call = CallSite {
+            loc: at(3),
+            callee: crate::ir::FuncId(3),
+        };
+        let chain = Chain::prefixed(call, &Chain::prefixed(call, &Chain::empty()));
+        let w = Witness::new(at(5), chain.clone(), Some(crate::ir::FuncId(3)));
+        let bytes = bincode::serialize(&w).unwrap();
+        let fields = (at(5), chain, Some(crate::ir::FuncId(3)));
+        assert_eq!(bytes, bincode::serialize(&fields).unwrap());
+        let back: Witness = bincode::deserialize(&bytes).unwrap();
+        assert_eq!(back.chain_len(), 2);
+        assert_eq!(back, w);
     }
 
     /// Accesses `(path, lockset, line)`, inserted in the given order, coarsened by mapping
