@@ -14,10 +14,11 @@
 //!
 //! **Replayed steps.** When the analysis memoises a recursive SCC's steps
 //! ([`SccAnalysis::steps`]: the summaries cache does for collapsed SCCs), each step is first
-//! named by what it reads — the member, and the digests of the summaries it and its callees in
-//! the SCC hold — and a step stored under that name says what it did without analysing: left
-//! the member's summary as it was, or made it a stored summary (loaded only when an analysed
-//! step reads it, and at the end). The passes, waves and dirty flags stay as they are, so a
+//! named by what it reads — the member, the digest of the summary it holds, and those of the
+//! parts of its callees' summaries in the SCC that it reads ([`super::Made::read`]) — and a
+//! step stored under that name says what it did without analysing: left the member's summary
+//! as it was, or made it a stored summary (loaded only when an analysed step reads it, and at
+//! the end). The passes, waves and dirty flags stay as they are, so a
 //! re-run after an edit takes the very path of a cold run: every step the edit does not reach
 //! is replayed, and the fixpoint (bound included) ends where the cold run's would. A stored
 //! summary that cannot be loaded makes the fixpoint run again, analysing and recording every
@@ -28,7 +29,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use super::{Digest, Lookup, Published, SccAnalysis, SccRun, StepMemo};
+use super::{Digest, Lookup, Made, Published, SccAnalysis, SccRun, StepMemo};
 use crate::callgraph::{CallGraph, SccId};
 use crate::ir::FuncId;
 
@@ -101,19 +102,24 @@ struct Scope<'a, A: SccAnalysis> {
 }
 
 /// A member's summary during the fixpoint: `None` before its first step. A replayed step's
-/// summary is named by its digest and loaded the first time something reads it (most are
+/// summary is named by its digests and loaded the first time something reads it (most are
 /// never read: every step that reads them is replayed too).
 struct Current<S> {
     summary: OnceLock<Option<Arc<S>>>,
-    digest: Option<Digest>,
+    made: Option<Made>,
 }
 
 impl<S> Current<S> {
-    fn known(summary: Option<Arc<S>>, digest: Option<Digest>) -> Self {
+    fn known(summary: Option<Arc<S>>, made: Option<Made>) -> Self {
         Current {
             summary: OnceLock::from(summary),
-            digest,
+            made,
         }
+    }
+
+    /// The digest of the whole summary.
+    fn digest(&self) -> Option<Digest> {
+        self.made.map(|m| m.summary)
     }
 }
 
@@ -174,7 +180,7 @@ impl<A: SccAnalysis> Scope<'_, A> {
             let c = &current[q];
             c.summary
                 .get_or_init(|| {
-                    let loaded = memo.zip(c.digest).and_then(|(m, d)| m.load(funcs[q], &d));
+                    let loaded = memo.zip(c.digest()).and_then(|(m, d)| m.load(funcs[q], &d));
                     if loaded.is_none() {
                         lost.store(true, Ordering::SeqCst);
                     }
@@ -202,9 +208,11 @@ impl<A: SccAnalysis> Scope<'_, A> {
                 let step = |&p: &usize| -> Step<A::Summary> {
                     // The step's name, when steps are memoised; a stored step is replayed.
                     let input = memo.map(|m| {
-                        let members: Vec<Option<Digest>> =
-                            graph.succ[p].iter().map(|&q| current[q].digest).collect();
-                        (m, m.input(funcs[p], current[p].digest.as_ref(), &members))
+                        let members: Vec<Option<Digest>> = graph.succ[p]
+                            .iter()
+                            .map(|&q| current[q].made.map(|m| m.read))
+                            .collect();
+                        (m, m.input(funcs[p], current[p].digest().as_ref(), &members))
                     });
                     if let Some(outcome) = input
                         .filter(|_| replay)
@@ -226,9 +234,8 @@ impl<A: SccAnalysis> Scope<'_, A> {
                         }
                         return Step::Analysed(None);
                     }
-                    let digest =
-                        input.and_then(|(m, input)| m.record(funcs[p], &input, Some(&new)));
-                    Step::Analysed(Some((Arc::new(new), digest)))
+                    let made = input.and_then(|(m, input)| m.record(funcs[p], &input, Some(&new)));
+                    Step::Analysed(Some((Arc::new(new), made)))
                 };
                 // Only changed summaries are held until the wave is applied: in later passes
                 // most are not, and a wave of a big SCC holds thousands.
@@ -241,9 +248,9 @@ impl<A: SccAnalysis> Scope<'_, A> {
                     let new = match step {
                         Step::Replayed(outcome) => {
                             run.replayed_steps += 1;
-                            outcome.map(|d| Current {
+                            outcome.map(|m| Current {
                                 summary: OnceLock::new(),
-                                digest: Some(d),
+                                made: Some(m),
                             })
                         }
                         Step::Analysed(outcome) => {
@@ -268,7 +275,7 @@ impl<A: SccAnalysis> Scope<'_, A> {
             .into_par_iter()
             .map(|q| read(&current, q))
             .collect();
-        let digests = current.iter().map(|c| c.digest).collect();
+        let digests = current.iter().map(Current::digest).collect();
         (!lost.load(Ordering::SeqCst)).then_some((local, digests))
     }
 }
@@ -278,10 +285,10 @@ type Ended<S> = (Vec<Option<Arc<S>>>, Vec<Option<Digest>>);
 
 /// What one step did to its member's summary.
 enum Step<S> {
-    /// Replayed: `None` left it as it was, `Some(d)` made it the stored summary with digest `d`.
-    Replayed(Option<Digest>),
-    /// Analysed: `None` left it as it was (same facts), or the new summary and its digest.
-    Analysed(Option<(Arc<S>, Option<Digest>)>),
+    /// Replayed: `None` left it as it was, `Some(m)` made it the stored summary `m` names.
+    Replayed(Option<Made>),
+    /// Analysed: `None` left it as it was (same facts), or the new summary and its digests.
+    Analysed(Option<(Arc<S>, Option<Made>)>),
 }
 
 /// A recursive SCC's internal call edges, by position in its (sorted) function list.

@@ -42,7 +42,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::callgraph::{CallGraph, Scc, SccId};
 use crate::ir::FuncId;
@@ -135,27 +135,41 @@ pub trait SccAnalysis: Sync {
 /// Names what a step of a recursive SCC's fixpoint read, or the summary it produced.
 pub type Digest = [u8; 32];
 
+/// A summary a step made, named twice: by its whole content (`summary`: what loads it, and
+/// what the member's own next step reads of it) and by the part of it that the member's
+/// callers in the SCC read (`read`). An analysis whose calls inside a recursive SCC read only
+/// part of the callee's summary (a collapsed SCC's: not its accesses) names that part, so an
+/// edit that changes only the rest replays the callers' steps; otherwise `read` is `summary`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub struct Made {
+    pub summary: Digest,
+    pub read: Digest,
+}
+
 /// Memoised steps of a recursive SCC's fixpoint ([`SccAnalysis::steps`]). A *step* analyses one
 /// member while the SCC's members hold the summaries of that moment; it depends on nothing else
 /// that changes during the fixpoint. So a step is named by the member, what does not change (its
-/// body, the summaries of the SCC's callees, the analysis context: the memo knows those) and the
-/// digests of the summaries the member itself and its callees in the SCC hold; what it did is
-/// then a function of that name: left the member's summary as it was (the same facts), or made
-/// it a summary with a given digest. Digests must name summaries by content, so that a step
-/// whose callee came out the same after an edit is replayed too.
+/// body, the summaries of the SCC's callees, the analysis context: the memo knows those), the
+/// digest of the summary the member itself holds and what its callees in the SCC hold of what
+/// it reads ([`Made::read`]); what it did is then a function of that name: left the member's
+/// summary as it was (the same facts), or made it a summary with given digests. Digests must
+/// name summaries by content, so that a step whose callee came out the same after an edit is
+/// replayed too.
 pub trait StepMemo<S>: Sync {
-    /// The name of analysing member `f` while it holds a summary with digest `own` and its
-    /// callees in the SCC, in [`CallGraph::callees`] order, hold summaries with the digests
-    /// `members` (`None`: no summary yet).
+    /// The name of analysing member `f` while it holds a summary with digest `own`
+    /// ([`Made::summary`]) and its callees in the SCC, in [`CallGraph::callees`] order, hold
+    /// summaries whose parts they read have the digests `members` ([`Made::read`]; `None`: no
+    /// summary yet).
     fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest;
     /// What the stored step `input` did: `Some(None)` left `f`'s summary as it was,
-    /// `Some(Some(d))` made it the summary with digest `d`; `None` if it is not stored.
-    fn replay(&self, f: FuncId, input: &Digest) -> Option<Option<Digest>>;
-    /// The summary with digest `digest` that a stored step of `f` made (`None`: lost).
+    /// `Some(Some(m))` made it the summary `m` names; `None` if it is not stored.
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<Option<Made>>;
+    /// The summary with digest `digest` ([`Made::summary`]) that a stored step of `f` made
+    /// (`None`: lost).
     fn load(&self, f: FuncId, digest: &Digest) -> Option<S>;
     /// Records what the step `input` did: `None` left `f`'s summary as it was, `Some(s)` made
-    /// it `s`; gives `s`'s digest.
-    fn record(&self, f: FuncId, input: &Digest, output: Option<&S>) -> Option<Digest>;
+    /// it `s`; gives `s`'s digests.
+    fn record(&self, f: FuncId, input: &Digest, output: Option<&S>) -> Option<Made>;
     /// Called once the fixpoint is done: a memo that keeps an SCC's steps together stores
     /// them here.
     fn finish(&self) {}

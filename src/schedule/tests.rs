@@ -285,50 +285,59 @@ fn summaries_not_kept_are_dropped_without_changing_the_others() {
 }
 
 /// A toy analysis whose fixpoint steps can be memoised: a function's value is the smallest of
-/// its own body's and one more than its callees' values. A memo records every step, keyed as
-/// the summaries cache keys them: the function, its body, what lies outside its SCC (here every
-/// body there, a conservative stand-in for the callees' content hashes) and its callees' digests.
+/// its own body's and one more than its callees' values; its summary is that value and a note
+/// of its own that callers do not read. A memo records every step, keyed as the summaries
+/// cache keys them: the function, its body, what lies outside its SCC (here every body and note
+/// there, a conservative stand-in for the callees' content hashes), its own digest and what it
+/// reads of its callees' summaries — their values (`read_values`) or their whole summaries.
 struct Nearest<'a> {
     cg: &'a CallGraph,
     bodies: Vec<u32>,
+    notes: Vec<u32>,
     memo: Option<&'a ToyMemo>,
+    read_values: bool,
 }
+
+/// A [`Nearest`] summary: the value, and the function's note.
+type Noted = (u32, u32);
 
 /// Steps by input: what each did (`None`: nothing), and the summaries made, by digest.
 #[derive(Default)]
 struct ToyMemo {
-    steps: std::sync::Mutex<std::collections::HashMap<Digest, Option<Digest>>>,
-    made: std::sync::Mutex<std::collections::HashMap<Digest, u32>>,
+    steps: std::sync::Mutex<std::collections::HashMap<Digest, Option<Made>>>,
+    made: std::sync::Mutex<std::collections::HashMap<Digest, Noted>>,
 }
 
 impl SccAnalysis for Nearest<'_> {
-    type Summary = u32;
+    type Summary = Noted;
 
-    fn analyze(&self, f: FuncId, callees: &Lookup<'_, u32>) -> u32 {
-        self.cg
+    fn analyze(&self, f: FuncId, callees: &Lookup<'_, Noted>) -> Noted {
+        let value = self
+            .cg
             .callees(f)
             .filter_map(|g| callees.get(g))
-            .map(|s| *s + 1)
-            .fold(self.bodies[f.index()], u32::min)
+            .map(|s| s.0 + 1)
+            .fold(self.bodies[f.index()], u32::min);
+        (value, self.notes[f.index()])
     }
 
-    fn steps(&self, _: &Scc) -> Option<Box<dyn StepMemo<u32> + '_>> {
+    fn steps(&self, _: &Scc) -> Option<Box<dyn StepMemo<Noted> + '_>> {
         self.memo
-            .map(|_| Box::new(ToySteps(self)) as Box<dyn StepMemo<u32> + '_>)
+            .map(|_| Box::new(ToySteps(self)) as Box<dyn StepMemo<Noted> + '_>)
     }
 }
 
 /// The memo of [`Nearest`], for one SCC.
 struct ToySteps<'n, 'a>(&'n Nearest<'a>);
 
-impl StepMemo<u32> for ToySteps<'_, '_> {
+impl StepMemo<Noted> for ToySteps<'_, '_> {
     fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest {
         let mut h = blake3::Hasher::new();
         h.update(&f.0.to_le_bytes());
         let scc = self.0.cg.scc_of[f.index()];
-        for (g, body) in self.0.bodies.iter().enumerate() {
+        for (g, (body, note)) in self.0.bodies.iter().zip(&self.0.notes).enumerate() {
             if g == f.index() || self.0.cg.scc_of[g] != scc {
-                h.update(&body.to_le_bytes());
+                h.update(&body.to_le_bytes()).update(&note.to_le_bytes());
             }
         }
         for m in std::iter::once(own).chain(members.iter().map(Option::as_ref)) {
@@ -340,31 +349,63 @@ impl StepMemo<u32> for ToySteps<'_, '_> {
         *h.finalize().as_bytes()
     }
 
-    fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Digest>> {
+    fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Made>> {
         self.0.memo?.steps.lock().unwrap().get(input).copied()
     }
 
-    fn load(&self, _: FuncId, digest: &Digest) -> Option<u32> {
+    fn load(&self, _: FuncId, digest: &Digest) -> Option<Noted> {
         self.0.memo?.made.lock().unwrap().get(digest).copied()
     }
 
-    fn record(&self, _: FuncId, input: &Digest, output: Option<&u32>) -> Option<Digest> {
+    fn record(&self, _: FuncId, input: &Digest, output: Option<&Noted>) -> Option<Made> {
         let memo = self.0.memo?;
-        let digest = output.map(|v| *blake3::hash(&v.to_le_bytes()).as_bytes());
-        if let (Some(d), Some(&v)) = (digest, output) {
-            memo.made.lock().unwrap().insert(d, v);
+        let hash = |v: u32, note: Option<u32>| {
+            let mut h = blake3::Hasher::new();
+            h.update(&v.to_le_bytes());
+            if let Some(n) = note {
+                h.update(&n.to_le_bytes());
+            }
+            *h.finalize().as_bytes()
+        };
+        let made = output.map(|&(v, note)| Made {
+            summary: hash(v, Some(note)),
+            read: hash(v, (!self.0.read_values).then_some(note)),
+        });
+        if let (Some(m), Some(&s)) = (made, output) {
+            memo.made.lock().unwrap().insert(m.summary, s);
         }
-        memo.steps.lock().unwrap().insert(*input, digest);
-        digest
+        memo.steps.lock().unwrap().insert(*input, made);
+        made
     }
 }
 
-/// Runs [`Nearest`] with `bodies`, memoised in `memo` or not, with at most `rounds` rounds.
-fn nearest(cg: &CallGraph, bodies: &[u32], memo: Option<&ToyMemo>, rounds: u32) -> Schedule<u32> {
+/// Runs [`Nearest`] with `bodies` and no notes, memoised in `memo` or not, with at most
+/// `rounds` rounds.
+fn nearest(
+    cg: &CallGraph,
+    bodies: &[u32],
+    memo: Option<&ToyMemo>,
+    rounds: u32,
+) -> Schedule<Noted> {
+    noted(cg, bodies, &vec![0; bodies.len()], memo, rounds, true)
+}
+
+/// Runs [`Nearest`] with `bodies` and `notes`, the memo naming callees by their values only
+/// (`read_values`) or by their whole summaries.
+fn noted(
+    cg: &CallGraph,
+    bodies: &[u32],
+    notes: &[u32],
+    memo: Option<&ToyMemo>,
+    rounds: u32,
+    read_values: bool,
+) -> Schedule<Noted> {
     let analysis = Nearest {
         cg,
         bodies: bodies.to_vec(),
+        notes: notes.to_vec(),
         memo,
+        read_values,
     };
     let options = Options {
         jobs: 2,
@@ -375,7 +416,7 @@ fn nearest(cg: &CallGraph, bodies: &[u32], memo: Option<&ToyMemo>, rounds: u32) 
 }
 
 /// The same fixpoint, step counts aside.
-fn assert_same_fixpoint(a: &Schedule<u32>, b: &Schedule<u32>) {
+fn assert_same_fixpoint(a: &Schedule<Noted>, b: &Schedule<Noted>) {
     assert_eq!(a.summaries, b.summaries);
     assert_eq!(a.stats.iterations, b.stats.iterations);
     assert_eq!(a.stats.nonconverged, b.stats.nonconverged);
@@ -442,8 +483,39 @@ fn an_edit_that_changes_one_summary_replays_the_other_steps() {
     bodies[25] = 3;
     let reached = nearest(&cg, &bodies, Some(&memo), 100);
     assert_same_fixpoint(&reached, &nearest(&cg, &bodies, None, 100));
-    assert_eq!(reached.summaries[24], Some(4));
+    assert_eq!(reached.summaries[24], Some((4, 0)));
     assert!(reached.stats.analyze_calls > 20);
+}
+
+#[test]
+fn an_edit_to_what_callers_do_not_read_replays_their_steps() {
+    // Function 0 calls 1..=40 and each of them calls 0 back; 0's note changes, its value
+    // does not.
+    let n = 41u32;
+    let edges: Vec<(u32, u32)> = (1..n).flat_map(|i| [(0, i), (i, 0)]).collect();
+    let cg = graph(n as usize, &edges);
+    let mut bodies = vec![1000; n as usize];
+    bodies[0] = 0;
+    let mut notes = vec![0; n as usize];
+    let mut edited_steps = Vec::new();
+    for read_values in [true, false] {
+        let memo = ToyMemo::default();
+        noted(&cg, &bodies, &notes, Some(&memo), 100, read_values);
+        notes[0] = 7;
+        let edited = noted(&cg, &bodies, &notes, Some(&memo), 100, read_values);
+        let plain = noted(&cg, &bodies, &notes, None, 100, read_values);
+        assert_same_fixpoint(&edited, &plain);
+        assert_eq!(edited.summaries[0], Some((0, 7)));
+        assert_eq!(edited.summaries[40], Some((1, 0)));
+        edited_steps.push(edited.stats.analyze_calls);
+        notes[0] = 0;
+    }
+    // Named by the values they read, only function 0's own steps run again; named by their
+    // callees' whole summaries, so do those of the 40 functions calling it.
+    let [values, whole] = edited_steps[..] else {
+        unreachable!()
+    };
+    assert!(values >= 1 && values + 40 <= whole, "{values} vs {whole}");
 }
 
 #[test]

@@ -40,7 +40,7 @@ use crate::ir::FuncId;
 use crate::link::Program;
 use crate::models::{Model, Models};
 use crate::pta::PointsTo;
-use crate::schedule::{self, Digest, Lookup, SccAnalysis, Schedule, StepMemo};
+use crate::schedule::{self, Digest, Lookup, Made, SccAnalysis, Schedule, StepMemo};
 use shared::SharedAccesses;
 
 pub use access::{AccessKind, AccessTables, AccessView, CallSite, GuardedAccess, Spawn, Witness};
@@ -179,12 +179,13 @@ pub trait SummaryStore: Sync {
 }
 
 /// The stored steps of one collapsed SCC's fixpoint ([`StepMemo`]: the same calls, with the
-/// shared sets a loaded summary refers to resolved by `shared`).
+/// shared sets a loaded summary refers to resolved by `shared`; a made summary's
+/// [`Made::read`] names its [`Summary::read_by_members`]).
 pub trait SccSteps: Sync {
     fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest;
-    fn replay(&self, input: &Digest) -> Option<Option<Digest>>;
+    fn replay(&self, input: &Digest) -> Option<Option<Made>>;
     fn load(&self, f: FuncId, digest: &Digest, shared: &SharedSets) -> Option<Summary>;
-    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest>;
+    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Made>;
     fn finish(&self);
 }
 
@@ -408,7 +409,7 @@ impl StepMemo<Summary> for ContextSteps<'_, '_> {
         self.steps.input(f, own, members)
     }
 
-    fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Digest>> {
+    fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Made>> {
         self.steps.replay(input)
     }
 
@@ -420,7 +421,7 @@ impl StepMemo<Summary> for ContextSteps<'_, '_> {
         self.steps.load(f, digest, &self.cx.shared_sets)
     }
 
-    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
+    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Made> {
         self.steps.record(f, input, output)
     }
 

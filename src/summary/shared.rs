@@ -158,6 +158,35 @@ impl SharedAccesses {
     }
 }
 
+impl Summary {
+    /// What a call from another member of its collapsed SCC reads of this summary: all of it
+    /// but its accesses, which reach the callers through the SCC's shared set instead
+    /// (`exec/call.rs`: `apply_summary` copies none across a collapsed call). A memoised step
+    /// is named by this part of its callees' summaries ([`crate::schedule::Made::read`]), so an
+    /// edit that changes only a member's accesses does not reach its callers' steps. Every field
+    /// is named: a new one must be placed on one side or the other.
+    pub fn read_by_members(&self) -> Summary {
+        Summary {
+            lockset: self.lockset.clone(),
+            ret: self.ret.clone(),
+            accesses: Vec::new(),
+            tables: AccessTables::default(),
+            spawns: self.spawns.clone(),
+            threads: self.threads.clone(),
+            formal_escapes: self.formal_escapes.clone(),
+            formal_self_refs: self.formal_self_refs.clone(),
+            formal_loads_escape: self.formal_loads_escape.clone(),
+            returns_fresh: self.returns_fresh,
+            member_calls: self.member_calls.clone(),
+            widened: self.widened,
+            modelled: self.modelled,
+            // Says how the accesses are kept: the race stage reads it, callers do not.
+            coarsened: false,
+            shared: self.shared.clone(),
+        }
+    }
+}
+
 /// One set per collapsed SCC and run: the SCC names it.
 impl PartialEq for SharedAccesses {
     fn eq(&self, other: &Self) -> bool {

@@ -7,14 +7,19 @@
 //!
 //! ```text
 //! step(f) = H(context, f, f's body, for each callee g outside the SCC: g and its content hash,
-//!             the digests of the summaries f and its callees in the SCC hold)
+//!             the digest of the summary f holds,
+//!             for each callee g in the SCC: the digest of what f reads of g's summary)
 //! ```
 //!
 //! and what it did: nothing (its summary had the facts f's held), or made a summary, named by
 //! its digest. Those summaries are kept in portable form with their locations relative to their
 //! function's start (the SCC's own locations, which rank the locations of stored summaries, are
 //! known only once the fixpoint is done); a digest is the hash of that form, so two steps that
-//! make the same summary give their callers the same input.
+//! make the same summary give their callers the same input. A call to another member reads all
+//! of its summary but its accesses ([`Summary::read_by_members`]), and that part is named by
+//! the hash of its own portable form: an edit that adds an access below the SCC analyses again
+//! the steps of the members that reach it, and their callers' steps only if a lockset, a
+//! return value or another fact they read changed.
 //!
 //! One entry per collapsed SCC (kind `summary-steps`, keyed by the context and the SCC's
 //! smallest function) holds the steps of its latest fixpoint and where the summaries they made
@@ -41,7 +46,7 @@ use crate::cache::store::EntryReader;
 use crate::cache::{Key, KeyBuilder};
 use crate::callgraph::Scc;
 use crate::ir::FuncId;
-use crate::schedule::Digest;
+use crate::schedule::{Digest, Made};
 use crate::summary::{SccSteps, SharedSets, Summary};
 
 /// The steps of collapsed SCCs' fixpoints, one entry per SCC ([`StoredSteps`]).
@@ -50,8 +55,8 @@ const STEPS: &str = "summary-steps";
 /// Summaries made by steps, one after the other, each encoded on its own ([`Packed`]).
 const PACKS: &str = "summary-step-pack";
 
-/// What a step did: `None` nothing, `Some(d)` made the summary with digest `d`.
-type Outcome = Option<Digest>;
+/// What a step did: `None` nothing, `Some(m)` made the summary `m` names.
+type Outcome = Option<Made>;
 
 /// An SCC's entry: its steps by name, sorted, the summaries they made by digest, sorted, and
 /// the packs those are in.
@@ -166,9 +171,9 @@ impl Steps<'_, '_> {
         // A step whose summary is lost (its pack failed and this fixpoint did not make it
         // again) is not kept: replaying it would only fail to load.
         steps.retain(|(_, out)| {
-            out.is_none_or(|d| new.contains_key(&d) || self.stored_made(&d).is_some())
+            out.is_none_or(|m| new.contains_key(&m.summary) || self.stored_made(&m.summary).is_some())
         });
-        let mut digests: Vec<Digest> = steps.iter().filter_map(|s| s.1).collect();
+        let mut digests: Vec<Digest> = steps.iter().filter_map(|s| s.1.map(|m| m.summary)).collect();
         digests.sort_unstable();
         digests.dedup();
         let kept = self.kept_packs(&digests, &new);
@@ -204,7 +209,9 @@ impl Steps<'_, '_> {
             pack.extend_from_slice(&bytes);
             made.push((d, at));
         }
-        steps.retain(|(_, out)| out.is_none_or(|d| made.binary_search_by(|m| m.0.cmp(&d)).is_ok()));
+        steps.retain(|(_, out)| {
+            out.is_none_or(|o| made.binary_search_by(|m| m.0.cmp(&o.summary)).is_ok())
+        });
         let pack = (!pack.is_empty()).then(|| (pack_key(&pack), pack));
         if let Some((key, bytes)) = &pack {
             packs.push((key.0, bytes.len() as u64));
@@ -288,22 +295,31 @@ impl SccSteps for Steps<'_, '_> {
             .ok()
     }
 
-    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Digest> {
+    fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Made> {
         let Some(output) = output else {
             lock(&self.steps).insert(*input, None);
             return None;
         };
-        let Some(bytes) = self.cache.encode_as(f, output, LocForm::Relative) else {
+        let portable = |s: &Summary| self.cache.encode_as(f, s, LocForm::Relative);
+        let (Some(bytes), Some(read)) = (portable(output), portable(&output.read_by_members()))
+        else {
             // Not kept, so never replayed; a step is a function of its input, so the input
             // names what it made.
-            return Some(KeyBuilder::new("unportable step").bytes(input).finish().0);
+            let digest = KeyBuilder::new("unportable step").bytes(input).finish().0;
+            return Some(Made {
+                summary: digest,
+                read: digest,
+            });
         };
-        let digest = made_digest(&bytes);
-        if self.stored_made(&digest).is_none() {
-            lock(&self.made).insert(digest, bytes);
+        let made = Made {
+            summary: made_digest(&bytes),
+            read: KeyBuilder::new("summary step read").bytes(&read).finish().0,
+        };
+        if self.stored_made(&made.summary).is_none() {
+            lock(&self.made).insert(made.summary, bytes);
         }
-        lock(&self.steps).insert(*input, Some(digest));
-        Some(digest)
+        lock(&self.steps).insert(*input, Some(made));
+        Some(made)
     }
 
     fn finish(&self) {
