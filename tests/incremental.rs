@@ -591,11 +591,19 @@ fn an_edit_in_a_collapsed_scc_replays_the_steps_it_does_not_reach() {
         "void w3(int n) { d = n;",
         "void w3(int n) { pthread_mutex_lock(&m); d = n; pthread_mutex_unlock(&m);",
     );
+    // An edit of w3 that leaves its summary as it was runs w3's own steps (they read its body).
+    let (w3_steps, _) = run(&RING.replace(
+        "void w3(int n) { d = n;",
+        "void w3(int n) { d = n; (void)0;",
+    ));
     let (guarded, replayed) = run(&guarded_text);
     assert!(
         replayed > 0 && guarded < cold,
         "{guarded} analysed, {replayed} replayed"
     );
+    // What w3's callers in the SCC read of its summary did not change (only an access did), so
+    // their steps are replayed: only w3's run.
+    assert_eq!(guarded, w3_steps);
     // The members whose summaries did not change kept their stored form; a run of the same
     // text loads them from it (and `run` compares them with computed ones).
     assert!((1..5).contains(&kept.get()), "{} kept", kept.get());

@@ -381,12 +381,7 @@ impl StepMemo<Noted> for ToySteps<'_, '_> {
 
 /// Runs [`Nearest`] with `bodies` and no notes, memoised in `memo` or not, with at most
 /// `rounds` rounds.
-fn nearest(
-    cg: &CallGraph,
-    bodies: &[u32],
-    memo: Option<&ToyMemo>,
-    rounds: u32,
-) -> Schedule<Noted> {
+fn nearest(cg: &CallGraph, bodies: &[u32], memo: Option<&ToyMemo>, rounds: u32) -> Schedule<Noted> {
     noted(cg, bodies, &vec![0; bodies.len()], memo, rounds, true)
 }
 

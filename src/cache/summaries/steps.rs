@@ -171,9 +171,14 @@ impl Steps<'_, '_> {
         // A step whose summary is lost (its pack failed and this fixpoint did not make it
         // again) is not kept: replaying it would only fail to load.
         steps.retain(|(_, out)| {
-            out.is_none_or(|m| new.contains_key(&m.summary) || self.stored_made(&m.summary).is_some())
+            out.is_none_or(|m| {
+                new.contains_key(&m.summary) || self.stored_made(&m.summary).is_some()
+            })
         });
-        let mut digests: Vec<Digest> = steps.iter().filter_map(|s| s.1.map(|m| m.summary)).collect();
+        let mut digests: Vec<Digest> = steps
+            .iter()
+            .filter_map(|s| s.1.map(|m| m.summary))
+            .collect();
         digests.sort_unstable();
         digests.dedup();
         let kept = self.kept_packs(&digests, &new);
