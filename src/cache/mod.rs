@@ -35,7 +35,7 @@ pub use store::{CacheStats, Corruption, Key, KeyBuilder, KindStats, Store, HEADE
 
 /// The version of the cache's file format and of every value stored in it. Bump it when the
 /// header or the serialized form of a cached value changes.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The cache directory used when none is given: `.relay-cache` in the current directory.
 pub const DEFAULT_DIR: &str = ".relay-cache";

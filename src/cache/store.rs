@@ -12,11 +12,14 @@
 //! | 4..8   | format version ([`FORMAT_VERSION`])     |
 //! | 8..16  | payload length                          |
 //! | 16..48 | the entry's key                         |
-//! | 48..80 | BLAKE3 hash of the payload              |
-//! | 80..   | payload                                 |
+//! | 48..64 | XXH3-128 checksum of the payload        |
+//! | 64..   | payload                                 |
 //!
 //! Reads verify all of it: an entry that is truncated, corrupted, of another format version or
-//! stored under another key is reported once on stderr, deleted and treated as a miss.
+//! stored under another key is reported once on stderr, deleted and treated as a miss. The
+//! checksum only has to catch accidents (a torn write, a flipped bit), not an adversary — keys,
+//! which name contents, are BLAKE3 — and a warm run of the kernel reads ~4 GB of entries:
+//! XXH3 checks them about five times faster than BLAKE3 did.
 //! Writes go to a unique temporary file in the entry's directory and are renamed
 //! over the entry, so readers see either no entry or a whole one, and concurrent writers of one
 //! key both succeed (the last rename wins; both wrote the same value).
@@ -43,7 +46,7 @@ pub use bytes::Payload;
 
 const MAGIC: &[u8; 4] = b"RLYC";
 /// The size of an entry's header.
-pub const HEADER_LEN: usize = 80;
+pub const HEADER_LEN: usize = 64;
 const TAG_FILE: &str = "CACHEDIR.TAG";
 const TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
                    # This file is a cache directory tag created by relay (a static race detector).\n\
@@ -532,8 +535,13 @@ fn header(key: &Key, payload: &[u8]) -> [u8; HEADER_LEN] {
     h[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     h[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
     h[16..48].copy_from_slice(&key.0);
-    h[48..80].copy_from_slice(blake3::hash(payload).as_bytes());
+    h[48..64].copy_from_slice(&checksum(payload));
     h
+}
+
+/// The checksum of a payload, as its header holds it.
+fn checksum(payload: &[u8]) -> [u8; 16] {
+    xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes()
 }
 
 /// Checks an entry file against its header and the key it was looked up by.
@@ -543,7 +551,7 @@ pub fn verify(file: &[u8], key: &Key) -> Result<(), Corruption> {
     }
     let (h, payload) = file.split_at(HEADER_LEN);
     check_header(h, key, payload.len() as u64)?;
-    if h[48..80] != *blake3::hash(payload).as_bytes() {
+    if h[48..64] != checksum(payload) {
         return Err(Corruption::Checksum);
     }
     Ok(())
