@@ -332,11 +332,23 @@ fn load_stored(
     skip: &[u32],
     list_functions: bool,
 ) -> Option<LoadedUnit> {
-    let cached = store.get_value::<CachedUnit>(tu::KIND, key)?;
-    match cached.into_program(names, skip, list_functions) {
+    // Only the bodies decoded are read and checked ([`tu::decode_entry`]).
+    let payload = match store.read_parts(tu::KIND, key) {
+        Ok(payload) => payload?,
+        Err(c) => {
+            store.invalidate(tu::KIND, key, &c);
+            return None;
+        }
+    };
+    let loaded = tu::decode_entry(&payload).and_then(|(cached, bodies)| {
+        cached
+            .into_program(bodies, names, skip, list_functions)
+            .map_err(|e| Corruption::Decode(format!("{e:#}")))
+    });
+    match loaded {
         Ok(unit) => Some(unit),
-        Err(e) => {
-            store.invalidate(tu::KIND, key, &Corruption::Decode(format!("{e:#}")));
+        Err(c) => {
+            store.invalidate(tu::KIND, key, &c);
             None
         }
     }
@@ -361,11 +373,16 @@ fn lower_cached(
     let out = lower_unit_with(tu.to_string(), text, &own, |item| {
         functions.extend(item.function_info())
     });
-    let cached = CachedUnit::from_lowered(&own, out, functions);
-    store.put_value_or_warn(tu::KIND, key, &cached);
+    let (cached, bodies) = CachedUnit::from_lowered(&own, out, functions);
+    match tu::encode_entry(&cached, &bodies) {
+        Ok(payload) => {
+            store.put_or_warn(tu::KIND, key, &payload);
+        }
+        Err(e) => eprintln!("warning: cannot encode the unit {tu} for the cache: {e:#}"),
+    }
     store.put_value_or_warn(tu::COPIES_KIND, key, &cached.copies());
     cached
-        .into_program(names, &[], list_functions)
+        .into_program(&bodies, names, &[], list_functions)
         .ok()
         .map(|unit| (unit, false))
 }

@@ -398,7 +398,8 @@ fn relay_parse_and_relay_cache_on_the_command_line() {
     let store = Store::open(dir.path().join(".relay-cache")).unwrap();
     let victim = entries(&store).remove(0);
     let mut bytes = fs::read(&victim).unwrap();
-    bytes[HEADER_LEN + 1] ^= 1;
+    // In the unit's head (past its length and checksum), which every load checks.
+    bytes[HEADER_LEN + 24 + 1] ^= 1;
     fs::write(&victim, bytes).unwrap();
     let text_args = [
         &["parse", "-j2"][..],

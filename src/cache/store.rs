@@ -281,6 +281,27 @@ impl Store {
             .map(|file| Payload(file, HEADER_LEN)))
     }
 
+    /// The entry's payload with its header checked but not the payload's checksum: for a value
+    /// that carries checksums of its own parts, so that a reader who needs some of them reads
+    /// (and pages in) only those — a cached unit's bodies ([`super::tu`]). The caller checks
+    /// what it reads and [`Store::invalidate`]s the entry when that fails. `Ok(None)` when there
+    /// is no entry.
+    pub fn read_parts(&self, kind: &str, key: &Key) -> Result<Option<Payload>, Corruption> {
+        if check_kind(kind).is_err() {
+            return Ok(None);
+        }
+        let file = match FileBytes::read(&self.entry_path(kind, key), false) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Corruption::Unreadable(e.to_string())),
+        };
+        if file.len() < HEADER_LEN {
+            return Err(Corruption::Truncated(file.len()));
+        }
+        check_header(&file[..HEADER_LEN], key, (file.len() - HEADER_LEN) as u64)?;
+        Ok(Some(Payload(file, HEADER_LEN)))
+    }
+
     /// The entry's payload, or `None` on a miss. A corrupt entry is reported, deleted and missed.
     pub fn get(&self, kind: &str, key: &Key) -> Option<Payload> {
         match self.read(kind, key) {
@@ -476,7 +497,7 @@ impl Store {
         if check_kind(kind).is_err() {
             return Ok(None);
         }
-        let file = match FileBytes::read(&self.entry_path(kind, key)) {
+        let file = match FileBytes::read(&self.entry_path(kind, key), true) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Corruption::Unreadable(e.to_string())),

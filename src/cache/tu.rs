@@ -17,11 +17,18 @@
 //! unit's `static` definitions by name and text hash: the driver reads those first and tells
 //! each unit which bodies a unit before it holds too ([`duplicate_copies`]), so those are never
 //! decoded, renamed or linked — the linker counts them as copies ([`SkippedCopy`]).
+//!
+//! Nor are their bytes read: a whole kernel's cached units are 3.6 GB, nearly all of it header
+//! copies. An entry's payload is the unit without its bodies, with a checksum of its own, then
+//! the bodies one after the other, each with its own checksum ([`encode_entry`]); the driver
+//! reads it without the store's checksum of the whole payload ([`crate::cache::Store::read_parts`])
+//! and checks only what it decodes, so the pages of skipped copies are never read from disk.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::store::{Key, KeyBuilder};
+use super::store::{Corruption, Key, KeyBuilder};
 use crate::frontend::linemap::Location;
 use crate::frontend::lower::LowerOutput;
 use crate::frontend::{Diagnostic, FunctionInfo};
@@ -92,11 +99,10 @@ pub struct CachedUnit {
     unit: UnitIr,
     /// Each function definition's name and linkage, in order.
     heads: Vec<(Name, Linkage)>,
-    /// The function definitions, each encoded on its own, one after the other: the `i`-th ends
-    /// at `body_ends[i]`.
-    #[serde(with = "serde_bytes")]
-    bodies: Vec<u8>,
+    /// Where each function definition ends among the bodies (encoded on their own, one after
+    /// the other, after this head in the entry: [`encode_entry`]), and its checksum.
     body_ends: Vec<u64>,
+    body_sums: Vec<u64>,
     external_decls: usize,
     function_definitions: usize,
     /// Syntax errors (one per skipped declaration), in order.
@@ -123,27 +129,34 @@ pub struct LoadedUnit {
 
 impl CachedUnit {
     /// A unit just lowered with its own interner `names` (every file-scope function definition
-    /// listed in `functions`).
-    pub fn from_lowered(names: &Names, out: LowerOutput, functions: Vec<FunctionInfo>) -> Self {
+    /// listed in `functions`), and its bodies.
+    pub fn from_lowered(
+        names: &Names,
+        out: LowerOutput,
+        functions: Vec<FunctionInfo>,
+    ) -> (Self, Vec<u8>) {
         let mut unit = out.unit;
         let definitions = std::mem::take(&mut unit.functions);
         let heads = definitions.iter().map(|f| (f.name, f.linkage)).collect();
         let mut bodies = Vec::new();
         let mut body_ends = Vec::with_capacity(definitions.len());
+        let mut body_sums = Vec::with_capacity(definitions.len());
         for f in &definitions {
             // Encoding IR cannot fail: it has no maps with non-string keys and no sequences
             // of unknown length.
-            bodies.extend(super::store::encode(f).expect("IR encodes"));
+            let body = super::store::encode(f).expect("IR encodes");
+            body_sums.push(xxh3_64(&body));
+            bodies.extend(body);
             body_ends.push(bodies.len() as u64);
         }
-        CachedUnit {
+        let cached = CachedUnit {
             names: (0..names.len())
                 .map(|i| names.get(Name(i as u32)))
                 .collect(),
             unit,
             heads,
-            bodies,
             body_ends,
+            body_sums,
             external_decls: out.external_decls,
             function_definitions: out.function_definitions,
             parse_errors: out
@@ -158,7 +171,8 @@ impl CachedUnit {
                     .collect::<Listed>(),
             )
             .expect("a function list encodes"),
-        }
+        };
+        (cached, bodies)
     }
 
     /// The `static` definitions of this unit by name and text hash: what [`duplicate_copies`]
@@ -178,24 +192,26 @@ impl CachedUnit {
         UnitCopies { functions }
     }
 
-    /// The unit under the program's `names`, without the definitions at the (ascending)
-    /// indices `skip`, with its function list if `list_functions`. Fails only on an entry that
-    /// does not describe a unit (a name out of range, a type table that is not hash-consed, a
-    /// body or the function list that does not decode).
+    /// The unit under the program's `names`, its definitions decoded from `bodies` but those
+    /// at the (ascending) indices `skip`, with its function list if `list_functions`. Fails only
+    /// on an entry that does not describe a unit (a name out of range, a type table that is not
+    /// hash-consed, a body that fails its checksum or does not decode, a function list that does
+    /// not decode).
     pub fn into_program(
         self,
+        bodies: &[u8],
         names: &Names,
         skip: &[u32],
         list_functions: bool,
     ) -> Result<LoadedUnit> {
         let mut unit = self.unit;
-        let (functions, function_hashes, skipped) = decode_bodies(
-            &self.heads,
-            &self.bodies,
-            &self.body_ends,
-            &unit.function_hashes,
-            skip,
-        )?;
+        let stored = StoredBodies {
+            bytes: bodies,
+            ends: &self.body_ends,
+            sums: &self.body_sums,
+        };
+        let (functions, function_hashes, skipped) =
+            decode_bodies(&self.heads, stored, &unit.function_hashes, skip)?;
         unit.functions = functions;
         unit.function_hashes = function_hashes;
         let map = rename_unit(&mut unit, InternOnUse::new(&self.names, names))?;
@@ -244,19 +260,27 @@ impl CachedUnit {
 /// as copies (under the unit's names).
 type Decoded = (Vec<Function>, Vec<u64>, Vec<SkippedCopy>);
 
+/// A unit's encoded bodies, where each ends and their checksums.
+struct StoredBodies<'a> {
+    bytes: &'a [u8],
+    ends: &'a [u64],
+    sums: &'a [u64],
+}
+
 fn decode_bodies(
     heads: &[(Name, Linkage)],
-    bodies: &[u8],
-    ends: &[u64],
+    bodies: StoredBodies<'_>,
     hashes: &[u64],
     skip: &[u32],
 ) -> Result<Decoded> {
+    let ends = bodies.ends;
     anyhow::ensure!(
-        heads.len() == ends.len() && hashes.len() == ends.len(),
-        "{} function heads, {} bodies, {} hashes",
+        heads.len() == ends.len() && hashes.len() == ends.len() && bodies.sums.len() == ends.len(),
+        "{} function heads, {} bodies, {} hashes, {} checksums",
         heads.len(),
         ends.len(),
-        hashes.len()
+        hashes.len(),
+        bodies.sums.len()
     );
     let mut skip = skip.iter().copied().peekable();
     let (mut functions, mut kept_hashes, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
@@ -264,6 +288,7 @@ fn decode_bodies(
     for (i, &end) in ends.iter().enumerate() {
         let end = usize::try_from(end)?;
         let bytes = bodies
+            .bytes
             .get(start..end)
             .ok_or_else(|| anyhow::anyhow!("body {i} out of range"))?;
         start = end;
@@ -274,10 +299,47 @@ fn decode_bodies(
             });
             continue;
         }
+        anyhow::ensure!(
+            xxh3_64(bytes) == bodies.sums[i],
+            "body {i}: checksum mismatch"
+        );
         functions.push(super::store::decode::<Function>(bytes)?);
         kept_hashes.push(hashes[i]);
     }
     Ok((functions, kept_hashes, skipped))
+}
+
+/// A unit entry's payload: the length of the head (8 bytes), its checksum (16), the head (the
+/// [`CachedUnit`], bincode), then the bodies.
+pub fn encode_entry(unit: &CachedUnit, bodies: &[u8]) -> Result<Vec<u8>> {
+    let head = super::store::encode(unit)?;
+    let mut payload = Vec::with_capacity(24 + head.len() + bodies.len());
+    payload.extend((head.len() as u64).to_le_bytes());
+    payload.extend(xxh3_128(&head).to_le_bytes());
+    payload.extend(&head);
+    payload.extend(bodies);
+    Ok(payload)
+}
+
+/// The head of a payload [`encode_entry`] made, checked, and its bodies (checked one by one
+/// when decoded, [`CachedUnit::into_program`]).
+pub fn decode_entry(payload: &[u8]) -> Result<(CachedUnit, &[u8]), Corruption> {
+    let truncated = || Corruption::Truncated(payload.len());
+    let (len, rest) = payload.split_first_chunk::<8>().ok_or_else(truncated)?;
+    let (sum, rest) = rest.split_first_chunk::<16>().ok_or_else(truncated)?;
+    let len = u64::from_le_bytes(*len);
+    let head = usize::try_from(len)
+        .ok()
+        .and_then(|len| rest.get(..len))
+        .ok_or(Corruption::Length {
+            header: len,
+            actual: rest.len() as u64,
+        })?;
+    if xxh3_128(head).to_le_bytes() != *sum {
+        return Err(Corruption::Checksum);
+    }
+    let unit = super::store::decode(head).map_err(|e| Corruption::Decode(e.to_string()))?;
+    Ok((unit, &rest[head.len()..]))
 }
 
 /// A `static` definition's identity across units: the hash of its name and its text hash (the
@@ -339,5 +401,34 @@ mod tests {
         assert_eq!(len, text.len() as u64);
         assert_eq!(key, unit_key("u.i", &text));
         assert_ne!(key, unit_key("v.i", &text));
+    }
+
+    /// A body is checked when it is decoded, and only then: a corrupt copy that is skipped does
+    /// not stop the unit from loading; decoded, it fails. A corrupt head fails at once.
+    #[test]
+    fn only_the_bodies_decoded_are_checked() {
+        let own = Names::new();
+        let text = "static int a(int x) { return x + 1; }\nstatic int b(void) { return 2; }\n";
+        let out = crate::frontend::lower::lower_unit("u.i".into(), text, &own);
+        let (cached, bodies) = CachedUnit::from_lowered(&own, out, Vec::new());
+        let first_end = cached.body_ends[0] as usize;
+        let mut payload = encode_entry(&cached, &bodies).unwrap();
+        let bodies_at = payload.len() - bodies.len();
+        payload[bodies_at + first_end - 1] ^= 0xff;
+        let names = Names::new();
+        let (head, stored) = decode_entry(&payload).unwrap();
+        let loaded = head.into_program(stored, &names, &[0], false).unwrap();
+        assert_eq!(loaded.unit.functions.len(), 1);
+        assert_eq!(loaded.skipped.count, 1);
+        let (head, stored) = decode_entry(&payload).unwrap();
+        let Err(failed) = head.into_program(stored, &names, &[], false) else {
+            panic!("a corrupt body decoded");
+        };
+        assert!(
+            failed.to_string().contains("body 0: checksum"),
+            "{failed:#}"
+        );
+        payload[bodies_at - 1] ^= 0xff;
+        assert_eq!(decode_entry(&payload).err(), Some(Corruption::Checksum));
     }
 }

@@ -29,15 +29,19 @@ pub enum FileBytes {
 }
 
 impl FileBytes {
-    /// The file at `path`, mapped if it is large.
-    pub fn read(path: &Path) -> io::Result<FileBytes> {
+    /// The file at `path`, mapped if it is large; `whole`: the caller reads every byte (to
+    /// verify the checksum), so a mapping's pages are faulted in at once.
+    pub fn read(path: &Path, whole: bool) -> io::Result<FileBytes> {
         let mut file = fs::File::open(path)?;
         let len = file.metadata()?.len();
         if len >= MAP_FROM {
+            let mut options = memmap2::MmapOptions::new();
+            if whole {
+                options.populate();
+            }
             // SAFETY: entry files are never modified in place (see the module documentation),
-            // so the mapped bytes stay what they were when mapped. `populate` faults every
-            // page in at once: the caller reads all of them (to verify the checksum).
-            if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+            // so the mapped bytes stay what they were when mapped.
+            if let Ok(map) = unsafe { options.map(&file) } {
                 return Ok(FileBytes::Mapped(map));
             }
         }
@@ -58,7 +62,8 @@ impl Deref for FileBytes {
     }
 }
 
-/// An entry's payload, verified: its file's bytes past the header.
+/// An entry's payload: its file's bytes past the header (verified, but for
+/// [`super::Store::read_parts`]).
 pub struct Payload(pub(super) FileBytes, pub(super) usize);
 
 impl Deref for Payload {
