@@ -287,13 +287,8 @@ impl Store {
     /// what it reads and [`Store::invalidate`]s the entry when that fails. `Ok(None)` when there
     /// is no entry.
     pub fn read_parts(&self, kind: &str, key: &Key) -> Result<Option<Payload>, Corruption> {
-        if check_kind(kind).is_err() {
+        let Some(file) = self.open_file(kind, key, false)? else {
             return Ok(None);
-        }
-        let file = match FileBytes::read(&self.entry_path(kind, key), false) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Corruption::Unreadable(e.to_string())),
         };
         if file.len() < HEADER_LEN {
             return Err(Corruption::Truncated(file.len()));
@@ -494,16 +489,28 @@ impl Store {
 
     /// The whole entry file, verified (header included).
     fn read_file(&self, kind: &str, key: &Key) -> Result<Option<FileBytes>, Corruption> {
-        if check_kind(kind).is_err() {
+        let Some(file) = self.open_file(kind, key, true)? else {
             return Ok(None);
-        }
-        let file = match FileBytes::read(&self.entry_path(kind, key), true) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Corruption::Unreadable(e.to_string())),
         };
         verify(&file, key)?;
         Ok(Some(file))
+    }
+
+    /// The whole entry file, unchecked ([`FileBytes::read`]; `whole`: every byte will be read).
+    fn open_file(
+        &self,
+        kind: &str,
+        key: &Key,
+        whole: bool,
+    ) -> Result<Option<FileBytes>, Corruption> {
+        if check_kind(kind).is_err() {
+            return Ok(None);
+        }
+        match FileBytes::read(&self.entry_path(kind, key), whole) {
+            Ok(f) => Ok(Some(f)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Corruption::Unreadable(e.to_string())),
+        }
     }
 
     /// Writes `parts` to a fresh temporary file in `dir` and renames it to `path`.

@@ -189,3 +189,39 @@ fn a_range_is_read_without_the_rest_and_checked_against_the_header() {
     store.remove("pack", &k);
     assert_eq!(store.read_range("pack", &k, 0, 2), Ok(None));
 }
+
+/// `read_parts` checks the header — length, key, version — but leaves the payload to the
+/// caller: a flipped payload byte reads, where `read` finds it corrupt. Large entries
+/// (mapped) and small ones (read) alike.
+#[test]
+fn read_parts_checks_the_header_not_the_payload() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    for len in [100usize, 1 << 20] {
+        let k = key(&len.to_string());
+        assert_eq!(store.read_parts("unit", &k), Ok(None));
+        let payload = vec![7u8; len];
+        store.put("unit", &k, &payload).unwrap();
+        let path = store.entry_path("unit", &k);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[HEADER_LEN + len / 2] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        let parts = store.read_parts("unit", &k).unwrap().unwrap();
+        assert_eq!(parts.len(), len);
+        assert_eq!(parts[len / 2], 6);
+        assert_eq!(store.read("unit", &k), Err(Corruption::Checksum));
+        let moved = store.entry_path("unit", &key("moved"));
+        fs::create_dir_all(moved.parent().unwrap()).unwrap();
+        fs::copy(&path, &moved).unwrap();
+        assert_eq!(
+            store.read_parts("unit", &key("moved")).err(),
+            Some(Corruption::KeyMismatch)
+        );
+        bytes.truncate(HEADER_LEN + len - 1);
+        fs::write(&path, &bytes).unwrap();
+        assert!(matches!(
+            store.read_parts("unit", &k),
+            Err(Corruption::Length { .. })
+        ));
+    }
+}
