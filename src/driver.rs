@@ -374,12 +374,8 @@ fn lower_cached(
         functions.extend(item.function_info())
     });
     let (cached, bodies) = CachedUnit::from_lowered(&own, out, functions);
-    match tu::encode_entry(&cached, &bodies) {
-        Ok(payload) => {
-            store.put_or_warn(tu::KIND, key, &payload);
-        }
-        Err(e) => eprintln!("warning: cannot encode the unit {tu} for the cache: {e:#}"),
-    }
+    let written = tu::encode_entry(&cached, &bodies).and_then(|p| store.put(tu::KIND, key, &p));
+    store.warn_unwritten(written);
     store.put_value_or_warn(tu::COPIES_KIND, key, &cached.copies());
     cached
         .into_program(&bodies, names, &[], list_functions)

@@ -405,7 +405,9 @@ impl Store {
         self.warn_unwritten(self.put(kind, key, payload))
     }
 
-    fn warn_unwritten(&self, written: Result<()>) -> bool {
+    /// Warns (once per process) that an entry could not be written, if `written` failed; says
+    /// whether it was written.
+    pub fn warn_unwritten(&self, written: Result<()>) -> bool {
         let Err(e) = written else { return true };
         if !self.write_warned.swap(true, Ordering::Relaxed) {
             eprintln!("relay: warning: {e:#}; continuing without caching");

@@ -140,7 +140,7 @@ pub type Digest = [u8; 32];
 /// callers in the SCC read (`read`). An analysis whose calls inside a recursive SCC read only
 /// part of the callee's summary (a collapsed SCC's: not its accesses) names that part, so an
 /// edit that changes only the rest replays the callers' steps; otherwise `read` is `summary`.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct Made {
     pub summary: Digest,
     pub read: Digest,

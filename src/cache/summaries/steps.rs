@@ -166,7 +166,7 @@ impl Steps<'_, '_> {
     /// What to write for this fixpoint ([`NextEntry`]).
     fn entry(&self) -> NextEntry {
         let mut steps: Vec<(Digest, Outcome)> = lock(&self.steps).drain().collect();
-        steps.sort_unstable();
+        steps.sort_unstable_by_key(|&(input, _)| input);
         let mut new = lock(&self.made);
         // A step whose summary is lost (its pack failed and this fixpoint did not make it
         // again) is not kept: replaying it would only fail to load.
