@@ -107,13 +107,14 @@ pub struct CachedUnit {
     function_definitions: usize,
     /// Syntax errors (one per skipped declaration), in order.
     parse_errors: Vec<(CachedLocation, String)>,
-    /// File-scope function definitions, in order ([`Listed`], encoded: decoded only when asked
-    /// for — `relay parse --list-functions` —, a kernel unit lists thousands).
-    #[serde(with = "serde_bytes")]
-    functions: Vec<u8>,
+    /// The checksum of the file-scope function definitions' list ([`Listed`], encoded after
+    /// the last body): read and decoded only when asked for — `relay parse --list-functions`.
+    /// A kernel unit lists thousands, with their files: in the head it was a quarter of the
+    /// bytes every warm run read.
+    listing_sum: u64,
 }
 
-/// What [`CachedUnit::functions`] encodes.
+/// What the listing after a unit's bodies encodes ([`CachedUnit::listing_sum`]).
 type Listed = Vec<(String, CachedLocation)>;
 
 /// A unit ready for the linker: its IR under the program's names.
@@ -129,7 +130,7 @@ pub struct LoadedUnit {
 
 impl CachedUnit {
     /// A unit just lowered with its own interner `names` (every file-scope function definition
-    /// listed in `functions`), and its bodies.
+    /// listed in `functions`), and its bodies followed by that list.
     pub fn from_lowered(
         names: &Names,
         out: LowerOutput,
@@ -149,6 +150,15 @@ impl CachedUnit {
             bodies.extend(body);
             body_ends.push(bodies.len() as u64);
         }
+        let listing = super::store::encode(
+            &functions
+                .into_iter()
+                .map(|f| (f.name, f.location.into()))
+                .collect::<Listed>(),
+        )
+        .expect("a function list encodes");
+        let listing_sum = xxh3_64(&listing);
+        bodies.extend(listing);
         let cached = CachedUnit {
             names: (0..names.len())
                 .map(|i| names.get(Name(i as u32)))
@@ -164,13 +174,7 @@ impl CachedUnit {
                 .into_iter()
                 .map(|d| (d.location.into(), d.message))
                 .collect(),
-            functions: super::store::encode(
-                &functions
-                    .into_iter()
-                    .map(|f| (f.name, f.location.into()))
-                    .collect::<Listed>(),
-            )
-            .expect("a function list encodes"),
+            listing_sum,
         };
         (cached, bodies)
     }
@@ -243,7 +247,7 @@ impl CachedUnit {
                 })
                 .collect(),
             functions: match list_functions {
-                true => super::store::decode::<Listed>(&self.functions)?
+                true => listing(bodies, &self.body_ends, self.listing_sum)?
                     .into_iter()
                     .map(|(name, location)| FunctionInfo {
                         name,
@@ -309,8 +313,22 @@ fn decode_bodies(
     Ok((functions, kept_hashes, skipped))
 }
 
+/// The function list stored after the last of `bodies` (whose ends are `ends`), checked.
+fn listing(bodies: &[u8], ends: &[u64], sum: u64) -> Result<Listed, Corruption> {
+    let start = ends
+        .last()
+        .map_or(0, |&end| usize::try_from(end).unwrap_or(usize::MAX));
+    let bytes = bodies
+        .get(start..)
+        .ok_or(Corruption::Truncated(bodies.len()))?;
+    if xxh3_64(bytes) != sum {
+        return Err(Corruption::Checksum);
+    }
+    super::store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))
+}
+
 /// A unit entry's payload: the length of the head (8 bytes), its checksum (16), the head (the
-/// [`CachedUnit`], bincode), then the bodies.
+/// [`CachedUnit`], bincode), then the bodies and the function list.
 pub fn encode_entry(unit: &CachedUnit, bodies: &[u8]) -> Result<Vec<u8>> {
     let head = super::store::encode(unit)?;
     let mut payload = Vec::with_capacity(24 + head.len() + bodies.len());
@@ -430,5 +448,41 @@ mod tests {
         );
         payload[bodies_at - 1] ^= 0xff;
         assert_eq!(decode_entry(&payload).err(), Some(Corruption::Checksum));
+    }
+
+    /// The function list lies after the bodies, outside the head: a unit loads without reading
+    /// it, and only a run that lists functions reads and checks it.
+    #[test]
+    fn the_function_list_is_read_only_when_asked_for() {
+        let own = Names::new();
+        let text = "int a(int x) { return x + 1; }\n";
+        let out = crate::frontend::lower::lower_unit("u.i".into(), text, &own);
+        let info = FunctionInfo {
+            name: "a".into(),
+            location: Location {
+                file: "u.i".into(),
+                line: 1,
+                col: 5,
+            },
+        };
+        let (cached, bodies) = CachedUnit::from_lowered(&own, out, vec![info]);
+        assert!(
+            bodies.len() > cached.body_ends[0] as usize,
+            "the list follows the body"
+        );
+        let names = Names::new();
+        let payload = encode_entry(&cached, &bodies).unwrap();
+        let (head, stored) = decode_entry(&payload).unwrap();
+        let listed = head.into_program(stored, &names, &[], true).unwrap();
+        assert_eq!(listed.functions.len(), 1);
+        assert_eq!(listed.functions[0].name, "a");
+        let mut damaged = payload.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 0xff;
+        let (head, stored) = decode_entry(&damaged).unwrap();
+        let loaded = head.into_program(stored, &names, &[], false).unwrap();
+        assert_eq!(loaded.unit.functions.len(), 1);
+        let (head, stored) = decode_entry(&damaged).unwrap();
+        assert!(head.into_program(stored, &names, &[], true).is_err());
     }
 }
