@@ -340,7 +340,12 @@ fn load_stored(
             return None;
         }
     };
+    payload.will_need(0..tu::head_end(&payload));
     let loaded = tu::decode_entry(&payload).and_then(|(cached, bodies)| {
+        let at = payload.len() - bodies.len();
+        for run in cached.parts_read(skip, list_functions) {
+            payload.will_need(at + run.start..at.saturating_add(run.end));
+        }
         cached
             .into_program(bodies, names, skip, list_functions)
             .map_err(|e| Corruption::Decode(format!("{e:#}")))

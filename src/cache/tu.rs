@@ -196,6 +196,30 @@ impl CachedUnit {
         UnitCopies { functions }
     }
 
+    /// Where the parts [`Self::into_program`] reads with `skip` and `list_functions` lie among
+    /// the bytes after the head (its bodies and function list): runs of adjacent parts, in
+    /// order. Out-of-range ends are left to `into_program` to report.
+    pub fn parts_read(&self, skip: &[u32], list_functions: bool) -> Vec<std::ops::Range<usize>> {
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut skip = skip.iter().copied().peekable();
+        let mut start = 0usize;
+        let mut add = |part: std::ops::Range<usize>| match runs.last_mut() {
+            Some(run) if run.end == part.start => run.end = part.end,
+            _ => runs.push(part),
+        };
+        for (i, &end) in self.body_ends.iter().enumerate() {
+            let end = usize::try_from(end).unwrap_or(usize::MAX);
+            if skip.next_if_eq(&(i as u32)).is_none() && start <= end {
+                add(start..end);
+            }
+            start = end;
+        }
+        if list_functions {
+            add(start..usize::MAX);
+        }
+        runs
+    }
+
     /// The unit under the program's `names`, its definitions decoded from `bodies` but those
     /// at the (ascending) indices `skip`, with its function list if `list_functions`. Fails only
     /// on an entry that does not describe a unit (a name out of range, a type table that is not
@@ -339,6 +363,15 @@ pub fn encode_entry(unit: &CachedUnit, bodies: &[u8]) -> Result<Vec<u8>> {
     Ok(payload)
 }
 
+/// Where the head of a payload [`encode_entry`] made ends (its length read unchecked: for
+/// read-ahead advice only; [`decode_entry`] checks it).
+pub fn head_end(payload: &[u8]) -> usize {
+    payload
+        .first_chunk::<8>()
+        .and_then(|len| usize::try_from(u64::from_le_bytes(*len)).ok())
+        .map_or(0, |len| len.saturating_add(24))
+}
+
 /// The head of a payload [`encode_entry`] made, checked, and its bodies (checked one by one
 /// when decoded, [`CachedUnit::into_program`]).
 pub fn decode_entry(payload: &[u8]) -> Result<(CachedUnit, &[u8]), Corruption> {
@@ -448,6 +481,30 @@ mod tests {
         );
         payload[bodies_at - 1] ^= 0xff;
         assert_eq!(decode_entry(&payload).err(), Some(Corruption::Checksum));
+    }
+
+    /// The parts a load reads are the bodies it decodes, adjacent ones in one run, and the
+    /// function list only when asked for.
+    #[test]
+    fn the_parts_read_leave_out_skipped_bodies() {
+        let own = Names::new();
+        let text = "static int a(void) { return 1; }\nstatic int b(void) { return 2; }\n\
+                    static int c(void) { return 3; }\nint d(void) { return 4; }\n";
+        let out = crate::frontend::lower::lower_unit("u.i".into(), text, &own);
+        let (cached, bodies) = CachedUnit::from_lowered(&own, out, Vec::new());
+        let ends: Vec<usize> = cached.body_ends.iter().map(|&e| e as usize).collect();
+        assert_eq!(ends.len(), 4);
+        assert_eq!(cached.parts_read(&[], false), vec![0..ends[3]]);
+        assert_eq!(
+            cached.parts_read(&[1], false),
+            vec![0..ends[0], ends[1]..ends[3]]
+        );
+        assert_eq!(cached.parts_read(&[0, 1, 2], false), vec![ends[2]..ends[3]]);
+        assert_eq!(
+            cached.parts_read(&[3], true),
+            vec![0..ends[2], ends[3]..usize::MAX]
+        );
+        assert!(bodies.len() > ends[3]);
     }
 
     /// The function list lies after the bodies, outside the head: a unit loads without reading

@@ -42,6 +42,11 @@ impl FileBytes {
             // SAFETY: entry files are never modified in place (see the module documentation),
             // so the mapped bytes stay what they were when mapped.
             if let Ok(map) = unsafe { options.map(&file) } {
+                if !whole {
+                    // The reader asks for the parts it reads ([`Payload::will_need`]): no
+                    // reading around the pages it touches, which would read the rest.
+                    let _ = map.advise(memmap2::Advice::Random);
+                }
                 return Ok(FileBytes::Mapped(map));
             }
         }
@@ -65,6 +70,25 @@ impl Deref for FileBytes {
 /// An entry's payload: its file's bytes past the header (verified, but for
 /// [`super::Store::read_parts`]).
 pub struct Payload(pub(super) FileBytes, pub(super) usize);
+
+impl Payload {
+    /// Tells the kernel that `range` of the payload is about to be read: a mapped entry read
+    /// in parts has its read-ahead turned off ([`FileBytes::read`]), so each part it needs is
+    /// read in one request, ahead of the reader, instead of page by page as it faults. Only
+    /// advice: nothing happens for bytes already in memory, or if the kernel declines.
+    pub fn will_need(&self, range: std::ops::Range<usize>) {
+        if let FileBytes::Mapped(map) = &self.0 {
+            let end = range.end.min(self.len());
+            if range.start < end {
+                let _ = map.advise_range(
+                    memmap2::Advice::WillNeed,
+                    self.1 + range.start,
+                    end - range.start,
+                );
+            }
+        }
+    }
+}
 
 impl Deref for Payload {
     type Target = [u8];
