@@ -18,11 +18,14 @@
 //! each unit which bodies a unit before it holds too ([`duplicate_copies`]), so those are never
 //! decoded, renamed or linked — the linker counts them as copies ([`SkippedCopy`]).
 //!
-//! Nor are their bytes read: a whole kernel's cached units are 3.6 GB, nearly all of it header
-//! copies. An entry's payload is the unit without its bodies, with a checksum of its own, then
-//! the bodies one after the other, each with its own checksum ([`encode_entry`]); the driver
-//! reads it without the store's checksum of the whole payload ([`crate::cache::Store::read_parts`])
-//! and checks only what it decodes, so the pages of skipped copies are never read from disk.
+//! Nor are their bytes read: a whole kernel's cached units are 3.5 GB, much of it header
+//! copies. An entry's payload is the unit without its bodies (the *head*), with a checksum of its
+//! own, then the bodies one after the other, each with its own checksum, then the list of the
+//! unit's functions, which only `--list-functions` reads ([`encode_entry`]). The driver maps it
+//! without the store's checksum of the whole payload ([`crate::cache::Store::read_parts`]), with
+//! the kernel's read-ahead off, asks for the head and the runs of bodies it decodes
+//! ([`CachedUnit::parts_read`], [`crate::cache::store::Payload::will_need`]) and checks only what
+//! it decodes, so the pages of skipped copies are never read from disk.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
