@@ -344,7 +344,7 @@ fn load_stored(
     let loaded = tu::decode_entry(&payload).and_then(|(cached, bodies)| {
         let at = payload.len() - bodies.len();
         for run in cached.parts_read(skip, list_functions) {
-            payload.will_need(at + run.start..at.saturating_add(run.end));
+            payload.will_need(at.saturating_add(run.start)..at.saturating_add(run.end));
         }
         cached
             .into_program(bodies, names, skip, list_functions)

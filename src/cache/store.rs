@@ -283,9 +283,10 @@ impl Store {
 
     /// The entry's payload with its header checked but not the payload's checksum: for a value
     /// that carries checksums of its own parts, so that a reader who needs some of them reads
-    /// (and pages in) only those — a cached unit's bodies ([`super::tu`]). The caller checks
-    /// what it reads and [`Store::invalidate`]s the entry when that fails. `Ok(None)` when there
-    /// is no entry.
+    /// (and pages in) only those — a cached unit's bodies ([`super::tu`]). A mapped entry has
+    /// the kernel's read-ahead off: the caller asks for each part it is about to read
+    /// ([`Payload::will_need`]). The caller checks what it reads and [`Store::invalidate`]s the
+    /// entry when that fails. `Ok(None)` when there is no entry.
     pub fn read_parts(&self, kind: &str, key: &Key) -> Result<Option<Payload>, Corruption> {
         let Some(file) = self.open_file(kind, key, false)? else {
             return Ok(None);

@@ -204,21 +204,19 @@ impl CachedUnit {
     /// order. Out-of-range ends are left to `into_program` to report.
     pub fn parts_read(&self, skip: &[u32], list_functions: bool) -> Vec<std::ops::Range<usize>> {
         let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
-        let mut skip = skip.iter().copied().peekable();
-        let mut start = 0usize;
         let mut add = |part: std::ops::Range<usize>| match runs.last_mut() {
             Some(run) if run.end == part.start => run.end = part.end,
             _ => runs.push(part),
         };
-        for (i, &end) in self.body_ends.iter().enumerate() {
-            let end = usize::try_from(end).unwrap_or(usize::MAX);
-            if skip.next_if_eq(&(i as u32)).is_none() && start <= end {
-                add(start..end);
+        let mut end = 0;
+        for (_, range, skipped) in body_parts(&self.body_ends, skip) {
+            end = range.end;
+            if !skipped && range.start <= range.end {
+                add(range);
             }
-            start = end;
         }
         if list_functions {
-            add(start..usize::MAX);
+            add(end..usize::MAX);
         }
         runs
     }
@@ -313,17 +311,13 @@ fn decode_bodies(
         hashes.len(),
         bodies.sums.len()
     );
-    let mut skip = skip.iter().copied().peekable();
     let (mut functions, mut kept_hashes, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
-    let mut start = 0usize;
-    for (i, &end) in ends.iter().enumerate() {
-        let end = usize::try_from(end)?;
+    for (i, range, skip) in body_parts(ends, skip) {
         let bytes = bodies
             .bytes
-            .get(start..end)
+            .get(range)
             .ok_or_else(|| anyhow::anyhow!("body {i} out of range"))?;
-        start = end;
-        if skip.next_if_eq(&(i as u32)).is_some() {
+        if skip {
             skipped.push(SkippedCopy {
                 name: heads[i].0,
                 hash: hashes[i],
@@ -338,6 +332,21 @@ fn decode_bodies(
         kept_hashes.push(hashes[i]);
     }
     Ok((functions, kept_hashes, skipped))
+}
+
+/// Each body's index, its bytes' range among the bodies (`usize::MAX` for an end that does not
+/// fit: out of range) and whether it is one of those at the (ascending) indices `skip`.
+fn body_parts<'a>(
+    ends: &'a [u64],
+    skip: &'a [u32],
+) -> impl Iterator<Item = (usize, std::ops::Range<usize>, bool)> + 'a {
+    let mut skip = skip.iter().copied().peekable();
+    let mut start = 0usize;
+    ends.iter().enumerate().map(move |(i, &end)| {
+        let end = usize::try_from(end).unwrap_or(usize::MAX);
+        let range = std::mem::replace(&mut start, end)..end;
+        (i, range, skip.next_if_eq(&(i as u32)).is_some())
+    })
 }
 
 /// The function list stored after the last of `bodies` (whose ends are `ends`), checked.
