@@ -273,10 +273,10 @@ fn corrupt_and_foreign_entries_are_recomputed() {
     let expected = describe(&build(&paths, Some(&store), false));
     let files = entries(&store);
 
-    // One flipped payload byte, one truncation, one header of another format version.
+    // One flipped byte of a unit's head (what every load reads: its length, checksum, then
+    // the head), one truncation, one header of another format version.
     let mut bytes = fs::read(&files[0]).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 0x40;
+    bytes[HEADER_LEN + 24 + 1] ^= 0x40;
     fs::write(&files[0], &bytes).unwrap();
     let bytes = fs::read(&files[1]).unwrap();
     fs::write(&files[1], &bytes[..bytes.len() / 2]).unwrap();
