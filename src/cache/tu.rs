@@ -97,14 +97,19 @@ impl From<CachedLocation> for Location {
 pub struct CachedUnit {
     /// The unit's interner: `Name(i)` in `unit` is `names.get(i)`.
     names: StringTable,
-    /// The unit's IR without its function definitions (`unit.functions` is empty;
-    /// `unit.function_hashes` is not).
+    /// The unit's IR without its function definitions and their hashes (`unit.functions` and
+    /// `unit.function_hashes` are empty).
     unit: UnitIr,
     /// Each function definition's name and linkage, in order.
     heads: Vec<(Name, Linkage)>,
-    /// Where each function definition ends among the bodies (encoded on their own, one after
-    /// the other, after this head in the entry: [`encode_entry`]), and its checksum.
+    /// Each function definition's text hash (`UnitIr::function_hashes`), where it ends among
+    /// the bodies (encoded on their own, one after the other, after this head in the entry:
+    /// [`encode_entry`]), and its checksum. Stored as words, not varints ([`words`]).
+    #[serde(with = "words")]
+    function_hashes: Vec<u64>,
+    #[serde(with = "words")]
     body_ends: Vec<u64>,
+    #[serde(with = "words")]
     body_sums: Vec<u64>,
     external_decls: usize,
     function_definitions: usize,
@@ -115,6 +120,37 @@ pub struct CachedUnit {
     /// A kernel unit lists thousands, with their files: in the head it was a quarter of the
     /// bytes every warm run read.
     listing_sum: u64,
+}
+
+/// A `Vec<u64>` stored as one byte string of little-endian words. bincode would store each as
+/// a varint: a branchy decode per element (a kernel's warm run decodes 35 million of these),
+/// and 9 bytes for a hash.
+mod words {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(words: &[u64], s: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        s.serialize_bytes(&bytes)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+        let bytes = serde_bytes::ByteBuf::deserialize(d)?;
+        if bytes.len() % 8 != 0 {
+            return Err(D::Error::custom(format!(
+                "{} bytes of 8-byte words",
+                bytes.len()
+            )));
+        }
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(c);
+                u64::from_le_bytes(w)
+            })
+            .collect())
+    }
 }
 
 /// What the listing after a unit's bodies encodes ([`CachedUnit::listing_sum`]).
@@ -141,6 +177,7 @@ impl CachedUnit {
     ) -> (Self, Vec<u8>) {
         let mut unit = out.unit;
         let definitions = std::mem::take(&mut unit.functions);
+        let function_hashes = std::mem::take(&mut unit.function_hashes);
         let heads = definitions.iter().map(|f| (f.name, f.linkage)).collect();
         let mut bodies = Vec::new();
         let mut body_ends = Vec::with_capacity(definitions.len());
@@ -168,6 +205,7 @@ impl CachedUnit {
                 .collect(),
             unit,
             heads,
+            function_hashes,
             body_ends,
             body_sums,
             external_decls: out.external_decls,
@@ -188,7 +226,7 @@ impl CachedUnit {
         let functions = self
             .heads
             .iter()
-            .zip(&self.unit.function_hashes)
+            .zip(&self.function_hashes)
             .enumerate()
             .filter(|(_, ((_, linkage), _))| *linkage == Linkage::Internal)
             .filter_map(|(i, ((name, _), &hash))| {
@@ -240,7 +278,7 @@ impl CachedUnit {
             sums: &self.body_sums,
         };
         let (functions, function_hashes, skipped) =
-            decode_bodies(&self.heads, stored, &unit.function_hashes, skip)?;
+            decode_bodies(&self.heads, stored, &self.function_hashes, skip)?;
         unit.functions = functions;
         unit.function_hashes = function_hashes;
         let map = rename_unit(&mut unit, InternOnUse::new(&self.names, names))?;
@@ -493,6 +531,20 @@ mod tests {
         );
         payload[bodies_at - 1] ^= 0xff;
         assert_eq!(decode_entry(&payload).err(), Some(Corruption::Checksum));
+    }
+
+    /// Words round-trip, and a byte string that is not whole words is an error, not a panic.
+    #[test]
+    fn words_round_trip_and_reject_a_partial_word() {
+        #[derive(Serialize, Deserialize, PartialEq, Debug)]
+        struct W(#[serde(with = "words")] Vec<u64>);
+        let w = W(vec![0, 1, u64::MAX, 0x0102_0304_0506_0708]);
+        let bytes = super::super::store::encode(&w).unwrap();
+        assert_eq!(super::super::store::decode::<W>(&bytes).unwrap(), w);
+        #[derive(Serialize)]
+        struct Odd(#[serde(with = "serde_bytes")] Vec<u8>);
+        let odd = super::super::store::encode(&Odd(vec![1, 2, 3])).unwrap();
+        assert!(super::super::store::decode::<W>(&odd).is_err());
     }
 
     /// The parts a load reads are the bodies it decodes, adjacent ones in one run, and the
