@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::cache::file_status::{FileStatus, FileStatuses};
 use crate::cache::tu::{self, CachedUnit, LoadedUnit};
-use crate::cache::{Corruption, Key, Store};
+use crate::cache::{Key, Store};
 use crate::frontend::ast::ExternalDecl;
 use crate::frontend::input::Input;
 use crate::frontend::lower::lower_unit_with;
@@ -332,26 +332,14 @@ fn load_stored(
     skip: &[u32],
     list_functions: bool,
 ) -> Option<LoadedUnit> {
-    // Only the bodies decoded are read and checked ([`tu::decode_entry`]).
-    let payload = match store.read_parts(tu::KIND, key) {
-        Ok(payload) => payload?,
-        Err(c) => {
-            store.invalidate(tu::KIND, key, &c);
-            return None;
-        }
-    };
-    payload.will_need(0..tu::head_end(&payload));
-    let loaded = tu::decode_entry(&payload).and_then(|(cached, bodies)| {
-        let at = payload.len() - bodies.len();
-        for run in cached.parts_read(skip, list_functions) {
-            payload.will_need(at.saturating_add(run.start)..at.saturating_add(run.end));
-        }
-        cached
-            .into_program(bodies, names, skip, list_functions)
-            .map_err(|e| Corruption::Decode(format!("{e:#}")))
+    // Only the bodies decoded are read and checked ([`tu::load_entry`]).
+    let loaded = store.read_parts(tu::KIND, key).and_then(|payload| {
+        payload
+            .map(|p| tu::load_entry(&p, names, skip, list_functions))
+            .transpose()
     });
     match loaded {
-        Ok(unit) => Some(unit),
+        Ok(unit) => unit,
         Err(c) => {
             store.invalidate(tu::KIND, key, &c);
             None

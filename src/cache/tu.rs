@@ -23,15 +23,15 @@
 //! own, then the bodies one after the other, each with its own checksum, then the list of the
 //! unit's functions, which only `--list-functions` reads ([`encode_entry`]). The driver maps it
 //! without the store's checksum of the whole payload ([`crate::cache::Store::read_parts`]), with
-//! the kernel's read-ahead off, asks for the head and the runs of bodies it decodes
-//! ([`CachedUnit::parts_read`], [`crate::cache::store::Payload::will_need`]) and checks only what
-//! it decodes, so the pages of skipped copies are never read from disk.
+//! the kernel's read-ahead off; [`load_entry`] asks for the head and the runs of bodies it
+//! decodes ([`Payload::will_need`]) and checks only what it decodes, so the pages of skipped
+//! copies are never read from disk.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::store::{Corruption, Key, KeyBuilder};
+use super::store::{Corruption, Key, KeyBuilder, Payload};
 use crate::frontend::linemap::Location;
 use crate::frontend::lower::LowerOutput;
 use crate::frontend::{Diagnostic, FunctionInfo};
@@ -240,21 +240,19 @@ impl CachedUnit {
     /// Where the parts [`Self::into_program`] reads with `skip` and `list_functions` lie among
     /// the bytes after the head (its bodies and function list): runs of adjacent parts, in
     /// order. Out-of-range ends are left to `into_program` to report.
-    pub fn parts_read(&self, skip: &[u32], list_functions: bool) -> Vec<std::ops::Range<usize>> {
+    fn parts_read(&self, skip: &[u32], list_functions: bool) -> Vec<std::ops::Range<usize>> {
         let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
         let mut add = |part: std::ops::Range<usize>| match runs.last_mut() {
             Some(run) if run.end == part.start => run.end = part.end,
             _ => runs.push(part),
         };
-        let mut end = 0;
         for (_, range, skipped) in body_parts(&self.body_ends, skip) {
-            end = range.end;
             if !skipped && range.start <= range.end {
                 add(range);
             }
         }
         if list_functions {
-            add(end..usize::MAX);
+            add(bodies_end(&self.body_ends)..usize::MAX);
         }
         runs
     }
@@ -381,19 +379,26 @@ fn body_parts<'a>(
     let mut skip = skip.iter().copied().peekable();
     let mut start = 0usize;
     ends.iter().enumerate().map(move |(i, &end)| {
-        let end = usize::try_from(end).unwrap_or(usize::MAX);
+        let end = offset(end);
         let range = std::mem::replace(&mut start, end)..end;
         (i, range, skip.next_if_eq(&(i as u32)).is_some())
     })
 }
 
+/// Where the last body ends (and the function list starts): 0 without bodies.
+fn bodies_end(ends: &[u64]) -> usize {
+    ends.last().map_or(0, |&end| offset(end))
+}
+
+/// A stored offset, `usize::MAX` if it does not fit (out of range wherever it is used).
+fn offset(stored: u64) -> usize {
+    usize::try_from(stored).unwrap_or(usize::MAX)
+}
+
 /// The function list stored after the last of `bodies` (whose ends are `ends`), checked.
 fn listing(bodies: &[u8], ends: &[u64], sum: u64) -> Result<Listed, Corruption> {
-    let start = ends
-        .last()
-        .map_or(0, |&end| usize::try_from(end).unwrap_or(usize::MAX));
     let bytes = bodies
-        .get(start..)
+        .get(bodies_end(ends)..)
         .ok_or(Corruption::Truncated(bodies.len()))?;
     if xxh3_64(bytes) != sum {
         return Err(Corruption::Checksum);
@@ -413,18 +418,17 @@ pub fn encode_entry(unit: &CachedUnit, bodies: &[u8]) -> Result<Vec<u8>> {
     Ok(payload)
 }
 
-/// Where the head of a payload [`encode_entry`] made ends (its length read unchecked: for
-/// read-ahead advice only; [`decode_entry`] checks it).
-pub fn head_end(payload: &[u8]) -> usize {
-    payload
-        .first_chunk::<8>()
-        .and_then(|len| usize::try_from(u64::from_le_bytes(*len)).ok())
-        .map_or(0, |len| len.saturating_add(24))
+/// A payload [`encode_entry`] made, split ([`split_entry`]).
+struct Split<'a> {
+    /// The head, not yet checked.
+    head: &'a [u8],
+    sum: &'a [u8; 16],
+    /// The bodies, then the function list.
+    bodies: &'a [u8],
 }
 
-/// The head of a payload [`encode_entry`] made, checked, and its bodies (checked one by one
-/// when decoded, [`CachedUnit::into_program`]).
-pub fn decode_entry(payload: &[u8]) -> Result<(CachedUnit, &[u8]), Corruption> {
+/// A payload [`encode_entry`] made, split into its parts. Reads only its first 24 bytes.
+fn split_entry(payload: &[u8]) -> Result<Split<'_>, Corruption> {
     let truncated = || Corruption::Truncated(payload.len());
     let (len, rest) = payload.split_first_chunk::<8>().ok_or_else(truncated)?;
     let (sum, rest) = rest.split_first_chunk::<16>().ok_or_else(truncated)?;
@@ -436,11 +440,49 @@ pub fn decode_entry(payload: &[u8]) -> Result<(CachedUnit, &[u8]), Corruption> {
             header: len,
             actual: rest.len() as u64,
         })?;
+    Ok(Split {
+        head,
+        sum,
+        bodies: &rest[head.len()..],
+    })
+}
+
+/// The head [`split_entry`] found, checked against `sum` and decoded.
+fn decode_head(head: &[u8], sum: &[u8; 16]) -> Result<CachedUnit, Corruption> {
     if xxh3_128(head).to_le_bytes() != *sum {
         return Err(Corruption::Checksum);
     }
-    let unit = super::store::decode(head).map_err(|e| Corruption::Decode(e.to_string()))?;
-    Ok((unit, &rest[head.len()..]))
+    super::store::decode(head).map_err(|e| Corruption::Decode(e.to_string()))
+}
+
+/// The head of a payload [`encode_entry`] made, checked, and its bodies (checked one by one
+/// when decoded, [`CachedUnit::into_program`]).
+#[cfg(test)]
+fn decode_entry(payload: &[u8]) -> Result<(CachedUnit, &[u8]), Corruption> {
+    let split = split_entry(payload)?;
+    Ok((decode_head(split.head, split.sum)?, split.bodies))
+}
+
+/// The unit a stored entry holds ([`crate::cache::Store::read_parts`]), under the program's
+/// `names`, without its definitions `skip` ([`CachedUnit::into_program`]). The entry's mapping
+/// reads nothing ahead: the head, then each run of bodies decoded, is asked for before it is
+/// read ([`Payload::will_need`]), so the pages of skipped bodies are never read.
+pub fn load_entry(
+    payload: &Payload,
+    names: &Names,
+    skip: &[u32],
+    list_functions: bool,
+) -> Result<LoadedUnit, Corruption> {
+    let Split { head, sum, bodies } = split_entry(payload)?;
+    let at = payload.len() - bodies.len();
+    payload.will_need(0..at);
+    let cached = decode_head(head, sum)?;
+    for run in cached.parts_read(skip, list_functions) {
+        payload.will_need(at.saturating_add(run.start)..at.saturating_add(run.end));
+    }
+    cached
+        .into_program(bodies, names, skip, list_functions)
+        .map_err(|e| Corruption::Decode(format!("{e:#}")))
 }
 
 /// A `static` definition's identity across units: the hash of its name and its text hash (the
