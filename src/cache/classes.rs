@@ -35,8 +35,12 @@ pub struct ClassTable {
     private: Vec<bool>,
     /// By representative: the class is trivial ([`is_trivial`]).
     trivial: Vec<bool>,
-    /// Rank → a hash of the class's name.
+    /// Rank → a hash of the class's name (ascending: ranks follow names).
     name_hashes: Vec<u64>,
+    /// Rank → [`class_digest`] of the class.
+    digests: Vec<u64>,
+    /// The classes that may be shared between threads ([`PointsTo::escaping`]).
+    escaping: rustc_hash::FxHashSet<u32>,
     pub fingerprint: Key,
 }
 
@@ -132,18 +136,20 @@ impl ClassTable {
             .map(|(i, &(_, c))| (c, i as u32))
             .collect();
         let escaping = pta.escaping();
+        let digests: Vec<u64> = canonical
+            .par_iter()
+            .map(|&(_, c)| {
+                let target = pta
+                    .deref_class(c)
+                    .map(|t| class_name.get(&t).copied().unwrap_or(u64::MAX - 1));
+                let shared = escaping.contains(&c);
+                class_digest(&member_names[&c], target, shared, pta.class_size(c))
+            })
+            .collect();
         let mut k = KeyBuilder::new("classes");
         k.str(&format!("{:?}", pta.mode));
-        for &(name, c) in &canonical {
-            let ms = &member_names[&c];
-            k.u64(name).u64(ms.len() as u64);
-            for &m in ms {
-                k.u64(m);
-            }
-            let target = pta.deref_class(c).map_or(u64::MAX, |t| {
-                rank.get(&t).map_or(u64::MAX - 1, |&r| u64::from(r))
-            });
-            k.u64(target).u64(u64::from(escaping.contains(&c)));
+        for (&(name, _), &digest) in canonical.iter().zip(&digests) {
+            k.u64(name).u64(digest);
         }
         let reps = canonical.iter().map(|&(_, c)| c).collect();
         let name_hashes = canonical.iter().map(|&(name, _)| name).collect();
@@ -155,6 +161,8 @@ impl ClassTable {
             private,
             trivial,
             name_hashes,
+            digests,
+            escaping,
             fingerprint,
         })
     }
@@ -201,6 +209,49 @@ impl ClassTable {
         self.reps.get(rank as usize).copied()
     }
 
+    /// The hash of a canonical class's name (any member node or its representative).
+    pub fn name_hash(&self, pta: &PointsTo, class: u32) -> Option<u64> {
+        let rank = self.rank(pta, class)?;
+        self.name_hashes.get(rank as usize).copied()
+    }
+
+    /// The canonical class whose name has this hash.
+    pub fn named(&self, name_hash: u64) -> Option<u32> {
+        let rank = self.name_hashes.binary_search(&name_hash).ok()?;
+        self.reps.get(rank).copied()
+    }
+
+    /// Whether the class (a representative) is private to one function: its members are
+    /// locals and return values no class points to, so what can be read of it is fixed by
+    /// the bodies of the functions whose locals they are.
+    pub fn is_private(&self, class: u32) -> bool {
+        self.private.get(class as usize).copied().unwrap_or(false)
+    }
+
+    /// What can be read of a class (a representative) in the points-to solution, hashed
+    /// ([`class_digest`]): `None` for a class neither canonical nor trivial.
+    pub fn digest(&self, pta: &PointsTo, labels: &Labels, class: u32) -> Option<u64> {
+        if let Some(&rank) = self.rank.get(&class) {
+            return self.digests.get(rank as usize).copied();
+        }
+        if !self.trivial.get(class as usize).copied().unwrap_or(false) {
+            return None;
+        }
+        // One global or function, pointing nowhere: named as the fingerprint names members.
+        let name = match pta.origin(*self.members.of(class).first()?) {
+            Origin::Global(g) => format!("g{:x}", labels.global(g)),
+            Origin::Function(f) => format!("f{:x}", labels.function(f)),
+            _ => return None,
+        };
+        let shared = self.escaping.contains(&class);
+        Some(class_digest(
+            &[name_hash(&name)],
+            None,
+            shared,
+            pta.class_size(class),
+        ))
+    }
+
     /// The name of a class without a rank: private to one function (`l51c0….buf#0`,
     /// `r51c0…`: its smallest member's), or trivial (`g…`, `f…`: its member's).
     pub fn private_name(
@@ -237,16 +288,14 @@ impl ClassTable {
     ) -> Option<u32> {
         let label = |l: &str| u64::from_str_radix(l, 16).ok();
         let function = |l: &str| Some(FuncId(labels.functions.id(label(l)?)?));
-        let trivial = |node: u32| {
-            let c = pta.class(node);
-            self.trivial.get(c as usize).copied()?.then_some(c)
-        };
+        // A trivial class stored by a run whose partition differed: the class of its member
+        // now (the summaries cache checks what the class is, [`super::class_deps`]).
         if let Some(g) = name.strip_prefix('g') {
             let g = crate::ir::GlobalId(labels.globals.id(label(g)?)?);
-            return trivial(pta.global_node(g));
+            return Some(pta.class(pta.global_node(g)));
         }
         if let Some(f) = name.strip_prefix('f') {
-            return trivial(pta.function_node(function(f)?));
+            return Some(pta.class(pta.function_node(function(f)?)));
         }
         if let Some(f) = name.strip_prefix('r') {
             return Some(pta.class(pta.return_node(function(f)?)));
@@ -264,6 +313,24 @@ impl ClassTable {
             .position(|(l, &o)| o == ordinal && program.names.get(l.name) == local)?;
         Some(pta.class(pta.local_node(f, LocalId(l as u32))))
     }
+}
+
+/// What can be read of a class: its members (by [`name_hash`], sorted), the name of the class
+/// it points to, whether it may be shared between threads, and how many program lvalues it
+/// holds — the class's part of the fingerprint.
+fn class_digest(members: &[u64], target: Option<u64>, shared: bool, size: usize) -> u64 {
+    let mut k = KeyBuilder::new("class");
+    k.u64(members.len() as u64);
+    for &m in members {
+        k.u64(m);
+    }
+    k.u64(target.unwrap_or(u64::MAX))
+        .u64(shared.into())
+        .u64(size as u64);
+    let key = k.finish();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&key.0[..8]);
+    u64::from_le_bytes(first)
 }
 
 /// A 64-bit hash of a member's name (a class is named by its members' smallest), as labels

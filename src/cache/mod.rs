@@ -20,6 +20,7 @@
 //! - `inputs` ([`inputs`]): which findings a run with exactly these input units, arguments and
 //!   models computed, with the front end's messages.
 
+pub mod class_deps;
 pub mod classes;
 pub mod file_status;
 pub mod findings;

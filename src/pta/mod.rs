@@ -20,6 +20,7 @@ pub mod confine;
 pub mod inclusion;
 pub mod liveness;
 mod models;
+pub mod reads;
 pub mod signature;
 mod solve;
 pub mod unionfind;
@@ -248,7 +249,9 @@ impl PointsTo {
 
     /// The class a node belongs to (after solving, paths are flat: this is O(1)).
     pub fn class(&self, node: u32) -> u32 {
-        self.uf.find_const(node)
+        let c = self.uf.find_const(node);
+        reads::note(c);
+        c
     }
 
     /// The class the members of `class` point to, if any.

@@ -16,6 +16,7 @@
 
 pub mod access;
 pub mod chain;
+mod class_reads;
 pub mod exec;
 pub mod heap;
 pub mod intern;
@@ -168,11 +169,13 @@ pub trait SummaryStore: Sync {
     fn lost(&self) -> usize;
     /// The summaries just computed for `scc`; `digests` as [`crate::schedule::SccAnalysis::finished`]
     /// gives them.
+    /// `read`: the points-to classes their analysis read ([`crate::pta::reads`]).
     fn finished(
         &self,
         scc: &Scc,
         summaries: &[Option<&Summary>],
         digests: Option<&[Option<Digest>]>,
+        read: &[u32],
     );
     /// The steps of collapsed `scc`'s fixpoint, if the store keeps them.
     fn scc_steps(&self, scc: &Scc) -> Option<Box<dyn SccSteps + '_>>;
@@ -186,7 +189,8 @@ pub trait SccSteps: Sync {
     fn replay(&self, input: &Digest) -> Option<Option<Made>>;
     fn load(&self, f: FuncId, digest: &Digest, shared: &SharedSets) -> Option<Summary>;
     fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Made>;
-    fn finish(&self);
+    /// `read`: the points-to classes the fixpoint's analysed steps read.
+    fn finish(&self, read: &[u32]);
 }
 
 /// The shared sets of the run's collapsed SCCs, by the SCC's name ([`SharedAccesses::scc`]):
@@ -253,6 +257,8 @@ pub struct Context<'a> {
     pub called_from_outside: Option<Vec<bool>>,
     /// Collapsed SCCs reused from the store whose sets are not rebuilt yet ([`stored_sets`]).
     pending_sets: stored_sets::PendingSets,
+    /// With a store: the points-to classes each function's analysis read.
+    class_reads: class_reads::ReadLog,
 }
 
 impl<'a> Context<'a> {
@@ -287,6 +293,7 @@ impl<'a> Context<'a> {
             called_from_outside: None,
             shared_sets: Default::default(),
             pending_sets: Default::default(),
+            class_reads: Default::default(),
         }
     }
 
@@ -324,7 +331,9 @@ impl SccAnalysis for Context<'_> {
             };
         }
         match &self.program.functions[f.index()].body {
-            Some(body) => exec::FnAnalysis::new(self, f, body, callees).run(),
+            Some(body) => self
+                .class_reads
+                .run(f, || exec::FnAnalysis::new(self, f, body, callees).run()),
             None => Summary::default(),
         }
     }
@@ -337,7 +346,10 @@ impl SccAnalysis for Context<'_> {
         if !self.collapsed(scc) {
             return;
         }
-        let set = self.share(scc, summaries);
+        let Some(&first) = scc.functions.first() else {
+            return;
+        };
+        let set = self.class_reads.run(first, || self.share(scc, summaries));
         for s in summaries.iter_mut().flatten() {
             shared::merge_into(&mut Arc::make_mut(s).shared, std::slice::from_ref(&set));
         }
@@ -372,7 +384,9 @@ impl SccAnalysis for Context<'_> {
         digests: Option<&[Option<Digest>]>,
     ) {
         if let Some(store) = self.store {
-            store.finished(scc, summaries, digests);
+            let read = self.class_reads.of(&scc.functions);
+            store.finished(scc, summaries, digests, &read);
+            self.class_reads.clear(&scc.functions);
         }
         let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         for (&f, s) in scc.functions.iter().zip(summaries) {
@@ -394,7 +408,11 @@ impl SccAnalysis for Context<'_> {
             return None;
         }
         let steps = self.store?.scc_steps(scc)?;
-        Some(Box::new(ContextSteps { cx: self, steps }))
+        Some(Box::new(ContextSteps {
+            cx: self,
+            steps,
+            functions: scc.functions.clone(),
+        }))
     }
 }
 
@@ -402,6 +420,8 @@ impl SccAnalysis for Context<'_> {
 struct ContextSteps<'c, 'a> {
     cx: &'c Context<'a>,
     steps: Box<dyn SccSteps + 'c>,
+    /// The SCC's.
+    functions: Vec<FuncId>,
 }
 
 impl StepMemo<Summary> for ContextSteps<'_, '_> {
@@ -426,7 +446,7 @@ impl StepMemo<Summary> for ContextSteps<'_, '_> {
     }
 
     fn finish(&self) {
-        self.steps.finish();
+        self.steps.finish(&self.cx.class_reads.of(&self.functions));
     }
 }
 
@@ -649,6 +669,9 @@ pub fn compute_with_store(
     let start = Instant::now();
     let mut ctx = Context::new(program, pta, cg, models);
     ctx.store = setup.store;
+    if setup.store.is_some() {
+        ctx.class_reads = class_reads::ReadLog::new(program.functions.len());
+    }
     ctx.keep = setup.keep;
     ctx.collapse_at = setup.collapse_at.max(2);
     ctx.strict_publication = setup.strict_publication;

@@ -1,5 +1,5 @@
 //! The SCCs' entries of the latest run, packed: one entry of kind `summary-meta-pack` per
-//! analysis context holds every SCC's [`StoredFunction`]s by the SCC's key.
+//! analysis context holds every SCC's [`StoredScc`] by the SCC's key.
 //!
 //! A re-run keys every SCC of the program and reads its entry (kind `summary-meta`) to reuse
 //! it — on the kernel defconfig 102,530 files of ~300 bytes, opened, checked and decoded one by
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 
-use super::{StoredFunction, META};
+use super::{StoredScc, META};
 use crate::cache::{Key, KeyBuilder, Store};
 
 const PACK: &str = "summary-meta-pack";
@@ -21,8 +21,8 @@ const PACK: &str = "summary-meta-pack";
 /// Packs of this many contexts are kept (the most recently written).
 const KEEP_PACKS: usize = 4;
 
-/// An SCC's entry: its functions' [`StoredFunction`]s.
-pub(super) type SccEntry = Arc<[StoredFunction]>;
+/// An SCC's entry.
+pub(super) type SccEntry = Arc<StoredScc>;
 
 /// The SCCs' entries of one run (see the module documentation).
 pub(super) struct Metas {
@@ -53,9 +53,9 @@ impl Metas {
         if let Some(entry) = packed.get(key) {
             return Some(entry.clone());
         }
-        let entry: Vec<StoredFunction> = store.get_value(META, key)?;
+        let entry: StoredScc = store.get_value(META, key)?;
         self.changed.store(true, Ordering::Relaxed);
-        Some(entry.into())
+        Some(Arc::new(entry))
     }
 
     /// Records the entry of SCC `scc` (keyed `key`) for the pack; `analysed`: computed by this
@@ -87,9 +87,9 @@ impl Metas {
             .filter_map(|(slot, _)| slot.lock().unwrap_or_else(|e| e.into_inner()).clone())
             .collect();
         recorded.sort_unstable_by_key(|(key, _)| key.0);
-        let entries: Vec<(&[u8; 32], &[StoredFunction])> = recorded
+        let entries: Vec<(&[u8; 32], &StoredScc)> = recorded
             .iter()
-            .map(|(key, entry)| (&key.0, &entry[..]))
+            .map(|(key, entry)| (&key.0, &**entry))
             .collect();
         if store.put_value_or_warn(PACK, &pack_key(context), &entries) {
             store.prune(PACK, KEEP_PACKS);
@@ -103,11 +103,11 @@ fn pack_key(context: &Key) -> Key {
 
 /// The context's pack (empty if there is none, or it does not decode).
 fn read_pack(store: &Store, context: &Key) -> FxHashMap<Key, SccEntry> {
-    let entries: Vec<([u8; 32], Vec<StoredFunction>)> = store
+    let entries: Vec<([u8; 32], StoredScc)> = store
         .get_value(PACK, &pack_key(context))
         .unwrap_or_default();
     entries
         .into_iter()
-        .map(|(key, entry)| (Key(key), entry.into()))
+        .map(|(key, entry)| (Key(key), Arc::new(entry)))
         .collect()
 }

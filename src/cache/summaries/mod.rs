@@ -51,7 +51,9 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use self::metas::SccEntry;
 use self::portable::{LoadError, RELATIVE};
+use super::class_deps::{ClassContext, ClassDeps, ClassName};
 use super::classes::ClassTable;
 use super::fingerprint::{self, ProgramText};
 use super::labels::Labels;
@@ -71,7 +73,7 @@ const KIND: &str = "summary";
 const META: &str = "summary-meta";
 
 /// What an SCC's entry holds for one of its functions.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct StoredFunction {
     /// The content hash of its summary (the key of its `summary` entry), or of "no summary".
     content: [u8; 32],
@@ -80,6 +82,14 @@ struct StoredFunction {
     /// Its own locations (see the module documentation), sorted, relative to its start
     /// ([`RELATIVE`]).
     locs: Vec<Loc>,
+}
+
+/// An SCC's entry (kind `summary-meta`): its functions', and the points-to classes their
+/// summaries read ([`crate::cache::class_deps`]).
+#[derive(Serialize, Deserialize)]
+struct StoredScc {
+    functions: Vec<StoredFunction>,
+    classes: ClassDeps,
 }
 
 /// Counters of one run, and the key of its result.
@@ -121,6 +131,9 @@ pub struct SummaryCache<'a> {
     reused_keys: Vec<OnceLock<Key>>,
     /// The SCCs' entries, packed ([`metas`]).
     metas: metas::Metas,
+    /// By a collapsed SCC's smallest function: the classes its stored steps read, when they
+    /// are replayed ([`steps`]): this run records only what the steps it analyses read.
+    replayed_classes: std::sync::Mutex<rustc_hash::FxHashMap<FuncId, Vec<ClassName>>>,
     reused: AtomicUsize,
     stored: AtomicUsize,
     loaded: AtomicUsize,
@@ -180,7 +193,6 @@ impl<'a> SummaryCache<'a> {
             .u64(options.strict_publication.into())
             .key(&fingerprint::models(models))
             .key(&declarations)
-            .key(&classes.fingerprint)
             .finish();
         SummaryCache {
             store,
@@ -198,6 +210,7 @@ impl<'a> SummaryCache<'a> {
             own_locs: unset(program.functions.len()),
             reused_keys: unset(cg.sccs.len()),
             metas: metas::Metas::new(cg.sccs.len()),
+            replayed_classes: Default::default(),
             reused: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             loaded: AtomicUsize::new(0),
@@ -230,8 +243,11 @@ impl<'a> SummaryCache<'a> {
     /// `content`: per function, the content hash of its summary.
     fn program_key_with(&self, content: &dyn Fn(FuncId) -> Option<Key>) -> Key {
         let mut k = KeyBuilder::new("program summaries");
-        // The ids as they are: the findings store them so.
-        k.key(&self.context).key(&self.layout);
+        // The ids as they are: the findings store them so. The whole partition: the race
+        // stage reads it.
+        k.key(&self.context)
+            .key(&self.layout)
+            .key(&self.classes.fingerprint);
         // The call graph, not the bodies: what the race stage reads of the program besides
         // the summaries is who calls whom (entries, reachability) and names.
         for f in 0..self.program.functions.len() {
@@ -264,6 +280,43 @@ impl<'a> SummaryCache<'a> {
             },
             self.pta.callbacks.escaped(),
         )
+    }
+
+    /// What the points-to classes an SCC read are named and checked with.
+    fn class_context(&self) -> ClassContext<'_> {
+        ClassContext {
+            program: self.program,
+            pta: self.pta,
+            labels: &self.labels,
+            classes: &self.classes,
+        }
+    }
+
+    /// An SCC entry found under its key, if the classes its summaries read still read the
+    /// same; with them recorded under this run's partition (so the next run does not check).
+    fn holding(&self, stored: SccEntry) -> Option<SccEntry> {
+        let classes = self.class_context();
+        if !classes.still_hold(&stored.classes) {
+            return None;
+        }
+        let refreshed = classes.refreshed(&stored.classes);
+        if refreshed == stored.classes {
+            return Some(stored);
+        }
+        let functions = stored.functions.clone();
+        Some(Arc::new(StoredScc {
+            functions,
+            classes: refreshed,
+        }))
+    }
+
+    /// Remembers the classes collapsed SCC `first`'s replayed steps read.
+    fn note_replayed_classes(&self, first: FuncId, names: &[ClassName]) {
+        let mut replayed = self
+            .replayed_classes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        replayed.insert(first, names.to_vec());
     }
 
     /// Records `f`'s content hash; its own locations are recorded already.
@@ -325,12 +378,14 @@ impl<'a> SummaryCache<'a> {
                 continue;
             }
             let key = self.key_with(scc, &|g| content[g.index()]);
-            let stored = self.metas.get(self.store, &self.context, &key)?;
-            if stored.len() != scc.functions.len() {
+            let found = self.metas.get(self.store, &self.context, &key)?;
+            let stored = self.holding(found.clone())?;
+            if stored.functions.len() != scc.functions.len() {
                 return None;
             }
-            self.metas.record(i, key, stored.clone(), false);
-            for (&f, s) in scc.functions.iter().zip(stored.iter()) {
+            let refreshed = !Arc::ptr_eq(&found, &stored);
+            self.metas.record(i, key, stored.clone(), refreshed);
+            for (&f, s) in scc.functions.iter().zip(stored.functions.iter()) {
                 content[f.index()] = Some(Key(s.content));
                 if s.facts.as_ref().is_some_and(|x| x.returns_fresh) {
                     constructors.push(f);
@@ -485,30 +540,33 @@ fn none_key(scc: &Key) -> Key {
 impl SummaryStore for SummaryCache<'_> {
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<SummaryFacts>>> {
         let key = self.key(scc);
-        let stored = self.metas.get(self.store, &self.context, &key)?;
-        if stored.len() != scc.functions.len() {
+        let found = self.metas.get(self.store, &self.context, &key)?;
+        let stored = self.holding(found.clone())?;
+        if stored.functions.len() != scc.functions.len() {
             return None;
         }
+        let refreshed = !Arc::ptr_eq(&found, &stored);
         // Checked now, not read: a summary lost after this costs a repeated run (`lost`).
         let present = |s: &StoredFunction| {
             s.facts.is_none() || self.store.entry_path(KIND, &Key(s.content)).exists()
         };
-        if !stored.iter().all(present) {
+        if !stored.functions.iter().all(present) {
             return None;
         }
         // Every location first: nothing is recorded for an SCC that is then analysed.
         let locs: Vec<Vec<Loc>> = scc
             .functions
             .iter()
-            .zip(stored.iter())
+            .zip(stored.functions.iter())
             .map(|(&f, s)| s.locs.iter().map(|&l| self.absolute_loc(l, f)).collect())
             .collect::<Option<_>>()?;
         if let Some(id) = self.index_of(scc) {
             let _ = self.reused_keys[id].set(key);
-            self.metas.record(id, key, stored.clone(), false);
+            self.metas.record(id, key, stored.clone(), refreshed);
         }
-        let mut facts = Vec::with_capacity(stored.len());
-        for ((&f, s), locs) in scc.functions.iter().zip(stored.iter()).zip(locs) {
+        let mut facts = Vec::with_capacity(stored.functions.len());
+        let functions = stored.functions.iter();
+        for ((&f, s), locs) in scc.functions.iter().zip(functions).zip(locs) {
             let _ = self.own_locs[f.index()].set(locs);
             self.set_content(f, Key(s.content));
             facts.push(s.facts.clone());
@@ -558,8 +616,11 @@ impl SummaryStore for SummaryCache<'_> {
         scc: &Scc,
         summaries: &[Option<&Summary>],
         digests: Option<&[Option<Digest>]>,
+        read: &[u32],
     ) {
         let key = self.key(scc);
+        // The classes the summaries name are among those they depend on.
+        let named: std::sync::Mutex<Vec<u32>> = Default::default();
         // Before encoding: a member's summary names the other members' own locations.
         for (&f, locs) in scc.functions.iter().zip(scc_own_locs(scc, summaries)) {
             let _ = self.own_locs[f.index()].set(locs);
@@ -580,7 +641,13 @@ impl SummaryStore for SummaryCache<'_> {
                     let (c, made) = match step.and_then(|(fin, d)| fin.reuse(f, &d)) {
                         Some(made) => (Key(made.content), made),
                         None => {
-                            let (blob, owners) = self.encode_naming_owners(f, s)?;
+                            let (encoded, classes) =
+                                crate::pta::reads::recording(|| self.encode_naming_owners(f, s));
+                            named
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .extend(classes);
+                            let (blob, owners) = encoded?;
                             let c = content_key(&blob);
                             // Content-addressed: an entry already there holds these very bytes.
                             if !self.store.entry_path(KIND, &c).exists() {
@@ -626,9 +693,25 @@ impl SummaryStore for SummaryCache<'_> {
                 locs: self.relative_locs(own, f),
             });
         }
+        let replayed = scc.functions.first().and_then(|first| {
+            let mut replayed = self
+                .replayed_classes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            replayed.remove(first)
+        });
+        let named = named.into_inner().unwrap_or_else(|e| e.into_inner());
+        let classes = self.class_context().deps(
+            read.iter().copied().chain(named),
+            replayed.as_deref().unwrap_or(&[]),
+        );
+        let entry = StoredScc {
+            functions: entry,
+            classes,
+        };
         self.store.put_value_or_warn(META, &key, &entry);
         if let Some(id) = self.index_of(scc) {
-            self.metas.record(id, key, entry.into(), true);
+            self.metas.record(id, key, Arc::new(entry), true);
         }
         self.stored.fetch_add(1, Ordering::Relaxed);
     }

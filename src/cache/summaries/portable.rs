@@ -26,6 +26,9 @@ pub(super) struct Portable {
     names: Vec<String>,
     /// Classes private to one function, by name ([`ClassTable::private_name`]).
     private: Vec<String>,
+    /// Canonical classes, by the hash of their name ([`ClassTable::name_hash`]), sorted: not
+    /// by rank, which every class added or merged anywhere shifts.
+    classes: Vec<u64>,
     /// `FuncId(i)` in `summary` and `chains` is `functions[i]`: its label and declaration
     /// ([`Labels`], [`ProgramText::function_decls`]), in the order of the ids that stored it.
     functions: Vec<(u64, u64)>,
@@ -35,8 +38,8 @@ pub(super) struct Portable {
     records: Vec<u64>,
     /// The call chains of `summary`'s witnesses and spawns ([`chain::encode_with_table`]).
     chains: ChainTable,
-    /// The summary, encoded with its chains as indices into `chains`. Classes are ranks in the
-    /// run's [`ClassTable`], or `PRIVATE | i` for `private[i]`.
+    /// The summary, encoded with its chains as indices into `chains`. Classes are indices into
+    /// `classes`, or `PRIVATE | i` for `private[i]`.
     #[serde(with = "serde_bytes")]
     summary: Vec<u8>,
     /// The collapsed SCCs whose shared sets the summary refers to, by name (an index into
@@ -127,6 +130,7 @@ impl SummaryCache<'_> {
         let mut to_portable = ToPortable {
             index: &index,
             private: &private_index,
+            canonical: &used.classes,
             classes: &self.classes,
             pta: self.pta,
             functions: &used.functions,
@@ -168,6 +172,7 @@ impl SummaryCache<'_> {
         let portable = Portable {
             names: used.names.iter().map(|(s, _)| s.to_string()).collect(),
             private: used.private.into_iter().map(|(name, _)| name).collect(),
+            classes: used.classes,
             functions: used
                 .functions
                 .iter()
@@ -196,6 +201,7 @@ impl SummaryCache<'_> {
         let mut used = IdCollector {
             names: Vec::new(),
             private: FxHashMap::default(),
+            canonical: Vec::new(),
             functions: Vec::new(),
             globals: Vec::new(),
             records: Vec::new(),
@@ -223,6 +229,7 @@ impl SummaryCache<'_> {
         Some(UsedIds {
             names,
             private,
+            classes: sorted(used.canonical),
             functions: sorted(used.functions),
             globals: sorted(used.globals),
             records: sorted(used.records),
@@ -267,10 +274,17 @@ impl SummaryCache<'_> {
                     .private_class(self.program, self.pta, &self.labels, n)
             })
             .collect();
+        // A class merged or split since: the summary's SCC is analysed again (its classes are
+        // checked before it is reused, so this is for a summary read otherwise).
+        let canonical: Vec<Option<u32>> =
+            p.classes.iter().map(|&h| self.classes.named(h)).collect();
+        if canonical.iter().any(Option::is_none) {
+            return Err(LoadError::Stale);
+        }
         let mut from = FromPortable {
             names: &names,
             private: &private,
-            classes: &self.classes,
+            canonical: &canonical,
             ids: &ids,
         };
         // In transit until renamed: interned only then.
@@ -359,6 +373,8 @@ struct IdCollector<'a> {
     names: Vec<Name>,
     /// Private class representative → its name.
     private: FxHashMap<u32, String>,
+    /// The name hashes of the canonical classes.
+    canonical: Vec<u64>,
     functions: Vec<FuncId>,
     globals: Vec<GlobalId>,
     records: Vec<RecordId>,
@@ -374,7 +390,9 @@ impl IdMap for IdCollector<'_> {
         Some(n)
     }
     fn class(&mut self, c: u32) -> Option<u32> {
-        if self.classes.rank(self.pta, c).is_none() {
+        if let Some(name) = self.classes.name_hash(self.pta, c) {
+            self.canonical.push(name);
+        } else {
             let rep = self.pta.class(c);
             if !self.private.contains_key(&rep) {
                 let name = self
@@ -404,6 +422,8 @@ struct UsedIds<'p> {
     names: Vec<(&'p str, Name)>,
     /// Private class names and representatives.
     private: Vec<(String, u32)>,
+    /// Canonical classes' name hashes.
+    classes: Vec<u64>,
     functions: Vec<FuncId>,
     globals: Vec<GlobalId>,
     records: Vec<RecordId>,
@@ -424,6 +444,8 @@ struct ToPortable<'a> {
     index: &'a FxHashMap<Name, u32>,
     /// Private class representative → its index in the portable summary's sorted names.
     private: &'a FxHashMap<u32, u32>,
+    /// The name hashes of the canonical classes the summary uses, sorted.
+    canonical: &'a [u64],
     classes: &'a ClassTable,
     pta: &'a PointsTo,
     /// The ids the summary uses, sorted: an id becomes its index.
@@ -437,7 +459,8 @@ impl IdMap for ToPortable<'_> {
         self.index.get(&n).map(|&i| Name(i))
     }
     fn class(&mut self, c: u32) -> Option<u32> {
-        if let Some(r) = self.classes.rank(self.pta, c) {
+        if let Some(name) = self.classes.name_hash(self.pta, c) {
+            let r = rank(self.canonical, &name)?;
             return (r < PRIVATE).then_some(r);
         }
         let i = *self.private.get(&self.pta.class(c))?;
@@ -464,7 +487,8 @@ struct PortableIds {
 struct FromPortable<'a> {
     names: &'a [Name],
     private: &'a [Option<u32>],
-    classes: &'a ClassTable,
+    /// The class each of the portable summary's canonical classes is in this run.
+    canonical: &'a [Option<u32>],
     ids: &'a PortableIds,
 }
 
@@ -476,7 +500,7 @@ impl IdMap for FromPortable<'_> {
         if c & PRIVATE != 0 {
             return *self.private.get((c & !PRIVATE) as usize)?;
         }
-        self.classes.class(c)
+        *self.canonical.get(c as usize)?
     }
     fn func(&mut self, f: FuncId) -> Option<FuncId> {
         self.ids.functions.get(f.index()).copied()

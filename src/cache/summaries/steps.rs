@@ -42,6 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::portable::LocForm;
 use super::SummaryCache;
+use crate::cache::class_deps::{ClassDeps, ClassName};
 use crate::cache::store::EntryReader;
 use crate::cache::{Key, KeyBuilder};
 use crate::callgraph::Scc;
@@ -66,6 +67,10 @@ struct StoredSteps {
     made: Vec<(Digest, Packed)>,
     /// Each pack's key and length.
     packs: Vec<(Digest, u64)>,
+    /// The points-to classes the steps read ([`crate::cache::class_deps`]): the steps are
+    /// replayed only while those read the same.
+    #[serde(default)]
+    classes: Option<ClassDeps>,
 }
 
 /// Where a summary is: `len` bytes from `start` of pack `pack` (an index into
@@ -83,6 +88,9 @@ pub(super) struct Steps<'c, 'a> {
     cache: &'c SummaryCache<'a>,
     key: Key,
     stored: StoredSteps,
+    /// The classes the stored steps read (they still read the same): those of the steps
+    /// replayed, which this run does not record.
+    previous: Vec<ClassName>,
     /// This fixpoint's steps, and the summaries they made that no readable pack holds.
     steps: Mutex<FxHashMap<Digest, Outcome>>,
     made: Mutex<FxHashMap<Digest, Vec<u8>>>,
@@ -100,10 +108,22 @@ impl SummaryCache<'_> {
             .key(&self.context)
             .u64(self.labels.function(*first))
             .finish();
-        let stored: StoredSteps = self.store.get_value(STEPS, &key).unwrap_or_default();
+        let mut stored: StoredSteps = self.store.get_value(STEPS, &key).unwrap_or_default();
+        let classes = self.class_context();
+        let previous = match &stored.classes {
+            Some(deps) if classes.still_hold(deps) => classes.names(deps).to_vec(),
+            // Steps taken on another partition: none is replayed (their packs are dropped
+            // when this fixpoint's entry is written).
+            _ => {
+                stored.steps.clear();
+                Vec::new()
+            }
+        };
+        self.note_replayed_classes(*first, &previous);
         Some(Steps {
             cache: self,
             key,
+            previous,
             lost: stored
                 .packs
                 .iter()
@@ -227,7 +247,12 @@ impl Steps<'_, '_> {
             .map(|(&(key, _), _)| Key(key))
             .collect();
         NextEntry {
-            entry: StoredSteps { steps, made, packs },
+            entry: StoredSteps {
+                steps,
+                made,
+                packs,
+                classes: None,
+            },
             pack,
             dropped,
         }
@@ -327,12 +352,14 @@ impl SccSteps for Steps<'_, '_> {
         Some(made)
     }
 
-    fn finish(&self) {
+    fn finish(&self, read: &[u32]) {
         let NextEntry {
-            entry,
+            mut entry,
             pack,
             dropped,
         } = self.entry();
+        let classes = self.cache.class_context();
+        entry.classes = Some(classes.deps(read.iter().copied(), &self.previous));
         let store = &self.cache.store;
         if let Some((key, bytes)) = pack {
             if !store.put_or_warn(PACKS, &key, &bytes) {

@@ -1,0 +1,99 @@
+//! The classes an analysis reads of the solution, recorded while it runs.
+//!
+//! The summaries cache keys an SCC without the points-to partition: what an SCC's summaries
+//! depend on of it are the classes its analysis looked at (of its locals, globals, members,
+//! the classes its callees' summaries name, and whatever those point to). Every class id the
+//! analysis gets goes through [`super::PointsTo::class`], which notes it here while a
+//! [`recording`] runs on the thread; the cache stores the classes with the SCC and checks them
+//! against the next run's partition ([`crate::cache::classes::ClassDeps`]).
+
+use std::cell::RefCell;
+
+use rustc_hash::FxHashSet;
+
+thread_local! {
+    static READS: RefCell<Option<Reads>> = const { RefCell::new(None) };
+}
+
+/// The classes read so far, by representative (the last one apart: the same class is read
+/// many times in a row).
+struct Reads {
+    seen: FxHashSet<u32>,
+    last: u32,
+}
+
+/// Runs `f`, returning what it returned and the classes it read (representatives, in no
+/// particular order). Recordings nest: an inner one's classes are the outer one's too.
+pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<u32>) {
+    let outer = READS.with_borrow_mut(|r| {
+        r.replace(Reads {
+            seen: FxHashSet::default(),
+            last: u32::MAX,
+        })
+    });
+    // Restored on unwinding too (a panic fails one SCC; the thread goes on to others).
+    struct Restore(Option<Option<Reads>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                READS.with_borrow_mut(|r| *r = outer);
+            }
+        }
+    }
+    let mut restore = Restore(Some(outer));
+    let result = f();
+    let mut outer = restore.0.take().expect("restored once");
+    let inner = READS.with_borrow_mut(Option::take);
+    let read: Vec<u32> = inner.map_or_else(Vec::new, |i| i.seen.into_iter().collect());
+    if let Some(o) = &mut outer {
+        o.seen.extend(read.iter().copied());
+    }
+    READS.with_borrow_mut(|r| *r = outer);
+    (result, read)
+}
+
+/// Notes that `class` (a representative) was read, if a recording runs on this thread.
+#[inline]
+pub(super) fn note(class: u32) {
+    READS.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            if let Some(r) = r.as_mut() {
+                if r.last != class {
+                    r.last = class;
+                    r.seen.insert(class);
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recording_sees_its_own_reads_and_passes_them_to_the_one_around_it() {
+        note(1);
+        let ((_, inner), outer) = recording(|| {
+            note(2);
+            let inner = recording(|| {
+                note(3);
+                note(3);
+            });
+            note(4);
+            inner
+        });
+        let sorted = |mut v: Vec<u32>| {
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(sorted(inner), vec![3]);
+        assert_eq!(
+            sorted(outer),
+            vec![2, 3, 4],
+            "not 1: read before the recording"
+        );
+        let (_, after) = recording(|| ());
+        assert!(after.is_empty());
+    }
+}

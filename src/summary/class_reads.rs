@@ -1,0 +1,52 @@
+//! The points-to classes each function's analysis read ([`crate::pta::reads`]), kept for the
+//! summaries store: it keys an SCC without the partition and checks these classes instead.
+
+use std::sync::Mutex;
+
+use crate::ir::FuncId;
+
+/// By function: the classes its analyses (every step of a fixpoint) read so far. Empty, and
+/// nothing recorded, without a store.
+#[derive(Default)]
+pub(super) struct ReadLog(Vec<Mutex<Vec<u32>>>);
+
+impl ReadLog {
+    pub(super) fn new(functions: usize) -> ReadLog {
+        ReadLog((0..functions).map(|_| Mutex::default()).collect())
+    }
+
+    /// Runs `work` (an analysis of `f`, or of its SCC), noting what it read as `f`'s.
+    pub(super) fn run<R>(&self, f: FuncId, work: impl FnOnce() -> R) -> R {
+        let Some(log) = self.0.get(f.index()) else {
+            return work();
+        };
+        let (result, read) = crate::pta::reads::recording(work);
+        let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+        log.extend(read);
+        // Each step of a recursive SCC reads much the same classes again.
+        if log.len() > 4096 {
+            log.sort_unstable();
+            log.dedup();
+        }
+        result
+    }
+
+    /// The classes the analyses of `functions` read so far.
+    pub(super) fn of(&self, functions: &[FuncId]) -> Vec<u32> {
+        let mut read: Vec<u32> = functions
+            .iter()
+            .filter_map(|f| self.0.get(f.index()))
+            .flat_map(|log| log.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        read
+    }
+
+    /// Forgets what the analyses of `functions` read (their SCC is done).
+    pub(super) fn clear(&self, functions: &[FuncId]) {
+        for log in functions.iter().filter_map(|f| self.0.get(f.index())) {
+            *log.lock().unwrap_or_else(|e| e.into_inner()) = Vec::new();
+        }
+    }
+}
