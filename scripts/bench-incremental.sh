@@ -8,7 +8,9 @@
 #   (c2) leaf edit+line:  the same edit on a new line (every later location in the file moves)
 #   (d)  lock edit:       a function now returns holding a lock, so its callers' summaries change
 #   (f)  pointer flow:    the leaf stores its argument into a global pointer (a new points-to
-#                         flow between objects: the analysis context changes)
+#                         flow between objects)
+#   (h)  classes merged:  the leaf points a local at a global object and then at its argument's
+#                         (two points-to classes merge; the leaf's accesses stay the same)
 #   (g)  new function:    a new global and a new function writing it, defined above the leaf,
 #                         which calls it (ids of everything defined later shift)
 #   (e)  relay report with another filter setting (no reanalysis)
@@ -144,13 +146,13 @@ restore() {
 trap restore EXIT
 
 # bench NAME INPUT-ARGS... -- EDIT-FILE LEAF-HEADER LOCK-HEADER LOCK-STATEMENT FLOW-STATEMENT
-#       ANALYZE-ARGS...
+#       MERGE-STATEMENT ANALYZE-ARGS...
 bench() {
     CORPUS_NAME=$1; shift
     local inputs=()
     while [[ $1 != -- ]]; do inputs+=("$1"); shift; done
     shift
-    local file=$1 leaf=$2 lockfn=$3 lockstmt=$4 flowstmt=$5; shift 5
+    local file=$1 leaf=$2 lockfn=$3 lockstmt=$4 flowstmt=$5 mergestmt=$6; shift 6
     extra=("$@")
     local cache=$WORK/$CORPUS_NAME.cache orig=$WORK/$CORPUS_NAME.orig
     cp "$file" "$orig"
@@ -183,6 +185,9 @@ EOF
     cp "$orig" "$file"; edit "$file" new-function "$leaf"
     run "g-new-function" "${analyze[@]}"
     check "g-new-function"
+    cp "$orig" "$file"; edit "$file" "insert:$mergestmt" "$leaf"
+    run "h-classes-merged" "${analyze[@]}"
+    check "h-classes-merged"
     cp "$orig" "$file"
     RESTORE=()
     printf '%-10s cache on disk: %s\n' "$CORPUS_NAME" "$(du -sh "$cache" | cut -f1)"
@@ -207,6 +212,7 @@ for corpus in "${@:-sqlite}"; do
             "static void invalidateAllOverflowCache(BtShared *pBt){" \
             "sqlite3_mutex_enter(pBt->mutex);" \
             "sqlite3_temp_directory = (char *)z;" \
+            "{ void *volatile relay_p = (void *)&sqlite3Config; relay_p = (void *)z; (void)relay_p; }" \
             --entry-roots
         ;;
     linux)
@@ -215,7 +221,9 @@ for corpus in "${@:-sqlite}"; do
         header=$'int groups_search(const struct group_info *group_info, kgid_t grp)\n{'
         bench linux "$dir/kernel" "$dir/mm" "$dir/drivers/net/ethernet/intel/e1000" -- \
             "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
-            "init_task.group_leader = (void *)group_info;" --max-rounds 4
+            "init_task.group_leader = (void *)group_info;" \
+            "{ void *volatile relay_p = (void *)&init_task; relay_p = (void *)group_info; (void)relay_p; }" \
+            --max-rounds 4
         ;;
     defconfig)
         # The whole x86_64 defconfig (scripts/corpus-linux.sh OUT all), as bench-kernel.sh
@@ -226,6 +234,7 @@ for corpus in "${@:-sqlite}"; do
         bench defconfig "$dir" -- \
             "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
             "init_task.group_leader = (void *)group_info;" \
+            "{ void *volatile relay_p = (void *)&init_task; relay_p = (void *)group_info; (void)relay_p; }" \
             --max-rounds 4 --per-access --no-inclusion --closed-world
         ;;
     *) die "unknown corpus $corpus (sqlite, linux, defconfig)" ;;

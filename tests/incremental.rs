@@ -340,26 +340,28 @@ fn a_new_pointer_flow_reanalyses_what_reads_the_classes_it_merges() {
     let (dir, _cache, store) = fresh();
     let (_, cold) = run_edit(dir.path(), &store, POINTERS);
     assert_eq!(analysed(&cold), 6, "{:?}", cold.schedule.stats);
-    // `p = q` merges the classes of `a` and `b`: `use_p` and `use_q` read them and are
-    // analysed again though their text did not change (`run_edit` checks their summaries
-    // are a cold run's); `use_r` reads only `c`'s and is reused. `edited` changed, and `thr`
-    // calls all of them, as `main` does.
+    // `p = q` merges the classes of `a` and `b`, which takes the name of one of them (the
+    // smallest hash of its members' names). The function writing through the pointer to that
+    // one gets the same answers from the partition and is reused; the other's class has
+    // another name now, and it is analysed again (`run_edit` checks the summaries are a cold
+    // run's). `use_r` reads only `c`'s. `edited` changed; `thr` calls all of them, as `main`.
     let merged = POINTERS.replace("void edited(void) { }", "void edited(void) { p = q; }");
     let (_, s) = run_edit(dir.path(), &store, &merged);
-    let expected = "use_p, use_q, edited, thr, main";
-    assert_eq!(analysed(&s), 5, "{expected}: {:?}", s.schedule.stats);
-    assert_eq!(s.schedule.stats.sccs_reused, 1, "use_r");
-    // Back: the classes split again. `use_p` and `use_q` have one entry each (their key
-    // names no class), last written under the merged classes: they are analysed again, come
-    // out as in the cold run, and the rest is reused.
+    let expected = "use_p or use_q, edited, thr, main";
+    assert_eq!(analysed(&s), 4, "{expected}: {:?}", s.schedule.stats);
+    assert_eq!(s.schedule.stats.sccs_reused, 2, "use_r, use_q or use_p");
+    // Back: the classes split again. The one analysed under the merged classes has one entry
+    // (its key names no class), written then: it is analysed again, comes out as in the cold
+    // run, and the rest is reused.
     let (_, s) = run_edit(dir.path(), &store, POINTERS);
-    assert_eq!(analysed(&s), 2, "use_p, use_q: {:?}", s.schedule.stats);
-    // `r = &a` merges the classes of `c` and `a`: `use_q` is reused.
+    assert_eq!(analysed(&s), 1, "use_p or use_q: {:?}", s.schedule.stats);
+    // `r = &a` merges the classes of `c` and `a` likewise: one of `use_p` and `use_r` is
+    // analysed again, `use_q` is reused.
     let to_r = POINTERS.replace("void edited(void) { }", "void edited(void) { r = &a; }");
     let (_, s) = run_edit(dir.path(), &store, &to_r);
-    let expected = "use_p, use_r, edited, thr, main";
-    assert_eq!(analysed(&s), 5, "{expected}: {:?}", s.schedule.stats);
-    assert_eq!(s.schedule.stats.sccs_reused, 1, "use_q");
+    let expected = "use_p or use_r, edited, thr, main";
+    assert_eq!(analysed(&s), 4, "{expected}: {:?}", s.schedule.stats);
+    assert_eq!(s.schedule.stats.sccs_reused, 2, "use_q, use_r or use_p");
 }
 
 #[test]

@@ -1,20 +1,27 @@
-//! What an SCC's summaries depend on of the points-to partition: the classes its analysis
-//! read ([`crate::pta::reads`]), by name, with a digest of what can be read of each.
+//! What an SCC's summaries depend on of the points-to partition: the answers its analysis got.
 //!
 //! The summaries' context used to hold the fingerprint of every class, so any new pointer flow
-//! between objects — an edit that merges two classes anywhere — re-analysed the whole program.
-//! Now an SCC is keyed without the partition, and its entry keeps the classes its analysis
-//! read; a run reuses it when each of those classes is still there under its name and reads
-//! the same: the same members, the same class pointed to (by name), the same escape and size
-//! ([`ClassTable::digest`]). Classes private to one function are left out: their members are
-//! locals and return values no class points to, fixed by the bodies in the key; what they
-//! point to is a class of its own, read and recorded when the analysis follows the pointer.
-//! While the partition's fingerprint is the one the classes were recorded under, nothing is
-//! checked.
+//! between objects — an edit that merges two classes anywhere, or takes a new variable's
+//! address — re-analysed the whole program. Now an SCC is keyed without the partition, and its
+//! entry keeps what its analysis asked of it ([`crate::pta::reads`]): the nodes whose class
+//! it asked for (by name), and so the classes it got — by name, with a digest of what can be
+//! read of each ([`ClassTable::readable`]: the class it points to, escape, interior, the
+//! functions in it). A run reuses the SCC while every node is still in a class of the same
+//! name that reads the same: the analysis is a function of its inputs, and every answer it
+//! got from the partition is then the same. Which other nodes joined a class is not read
+//! (that is what makes a class's members differ without its readers being analysed again).
+//! Nodes in classes private to one function are left out: those hold locals and return values
+//! no class points to, fixed by the bodies in the key; what they point to is asked for, and
+//! recorded, when the analysis follows the pointer. While the partition's fingerprint is the
+//! one the answers were recorded under, nothing is checked.
 
+use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::classes::ClassTable;
+use super::classes::{ClassTable, NodeNamer};
 use super::labels::Labels;
 use super::KeyBuilder;
 use crate::link::Program;
@@ -28,15 +35,31 @@ pub enum ClassName {
     Member(String),
 }
 
-/// The classes an SCC's summaries read (see the module documentation).
+/// One question the analysis asked: the class of a node (by the hash of its name,
+/// [`NodeNamer::name_hash`]), or, for a node of the analysis's own, about a class by name.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Read {
+    Node(u64),
+    Class(ClassName),
+}
+
+/// What an SCC's summaries read of the partition (see the module documentation).
 #[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug)]
 pub struct ClassDeps {
     /// The partition's fingerprint when they were read ([`ClassTable::fingerprint`]).
     fingerprint: [u8; 32],
-    /// Sorted; `None` when a class read had no name (only the same partition will do).
-    names: Option<Vec<ClassName>>,
-    /// The classes' digests, in the order of `names`, hashed.
+    /// Sorted; `None` when a read could not be named (only the same partition will do).
+    reads: Option<Vec<Read>>,
+    /// The answers, in the order of `reads`, hashed.
     digest: [u8; 32],
+}
+
+/// The run's nodes by name, made when first needed (naming every node of the kernel takes
+/// seconds; a run whose partition is the recorded one never needs it).
+#[derive(Default)]
+pub struct NodeNames {
+    alloc_ranks: OnceLock<Arc<FxHashMap<u32, u32>>>,
+    by_hash: OnceLock<FxHashMap<u64, u32>>,
 }
 
 /// What [`ClassDeps`] are made and checked with.
@@ -45,51 +68,87 @@ pub struct ClassContext<'a> {
     pub pta: &'a PointsTo,
     pub labels: &'a Labels,
     pub classes: &'a ClassTable,
+    pub nodes: &'a NodeNames,
 }
 
 impl ClassContext<'_> {
-    /// The dependencies on `read` (class representatives, any order, repeats allowed) and on
-    /// the classes of `more`'s names (those of an earlier run, still the same).
-    pub fn deps(&self, read: impl IntoIterator<Item = u32>, more: &[ClassName]) -> ClassDeps {
-        let mut names: Option<Vec<ClassName>> = Some(more.to_vec());
-        for c in read {
-            let c = self.pta.class(c);
+    fn namer(&self) -> NodeNamer<'_> {
+        let ranks = self
+            .nodes
+            .alloc_ranks
+            .get_or_init(|| NodeNamer::alloc_ranks(self.pta));
+        NodeNamer::with_alloc_ranks(self.program, self.pta, self.labels, ranks.clone())
+    }
+
+    /// The node named by the hash, in this run.
+    fn node(&self, hash: u64) -> Option<u32> {
+        let by_hash = self.nodes.by_hash.get_or_init(|| {
+            let namer = self.namer();
+            let nodes: Vec<u32> = (0..self.pta.node_count() as u32).collect();
+            nodes
+                .par_chunks(4096)
+                .map_init(
+                    || (namer.fork(), String::new()),
+                    |(namer, buffer), chunk| {
+                        (chunk.iter())
+                            .filter_map(|&n| Some((namer.name_hash(n, buffer)?, n)))
+                            .collect::<Vec<_>>()
+                    },
+                )
+                .flatten()
+                .collect()
+        });
+        by_hash.get(&hash).copied()
+    }
+
+    /// What the analysis read when it asked for the classes of `asked` (nodes, any order,
+    /// repeats allowed), and the reads `more` (of an earlier run, which still hold).
+    pub fn deps(&self, asked: impl IntoIterator<Item = u32>, more: &[Read]) -> ClassDeps {
+        let mut namer = self.namer();
+        let mut buffer = String::new();
+        let mut reads: Option<Vec<(Read, u32)>> = Some(Vec::new());
+        for n in asked {
+            let c = self.pta.class(n);
             if self.classes.is_private(c) {
                 continue;
             }
-            match self.name(c) {
-                Some(n) => {
-                    if let Some(names) = &mut names {
-                        names.push(n);
-                    }
-                }
-                None => names = None,
+            let read = match namer.name_hash(n, &mut buffer) {
+                Some(h) => Some(Read::Node(h)),
+                None => self.name(c).map(Read::Class),
+            };
+            match (read, &mut reads) {
+                (Some(r), Some(reads)) => reads.push((r, c)),
+                _ => reads = None,
             }
         }
-        if let Some(names) = &mut names {
-            names.sort_unstable();
-            names.dedup();
-        }
-        let digest = names
+        let reads = reads.and_then(|mut reads| {
+            for r in more {
+                reads.push((r.clone(), self.answer(r)?));
+            }
+            reads.sort_unstable();
+            reads.dedup_by(|a, b| a.0 == b.0);
+            Some(reads)
+        });
+        let digest = reads
             .as_deref()
-            .and_then(|n| self.digest(n))
+            .and_then(|r| self.digest(r.iter().map(|(r, c)| (r, Some(*c)))))
             .unwrap_or([0; 32]);
         ClassDeps {
             fingerprint: self.classes.fingerprint.0,
-            names,
+            reads: reads.map(|r| r.into_iter().map(|(r, _)| r).collect()),
             digest,
         }
     }
 
-    /// Whether every class `deps` names reads the same in this run's partition.
+    /// Whether every answer `deps` records is the same in this run's partition.
     pub fn still_hold(&self, deps: &ClassDeps) -> bool {
         if deps.fingerprint == self.classes.fingerprint.0 {
             return true;
         }
-        let Some(names) = &deps.names else {
+        let Some(reads) = &deps.reads else {
             return false;
         };
-        self.digest(names) == Some(deps.digest)
+        self.digest(reads.iter().map(|r| (r, self.answer(r)))) == Some(deps.digest)
     }
 
     /// `deps` (which still hold) as recorded under this run's partition.
@@ -100,9 +159,9 @@ impl ClassContext<'_> {
         }
     }
 
-    /// The names of the classes `deps` names (none if it could not name them all).
-    pub fn names<'d>(&self, deps: &'d ClassDeps) -> &'d [ClassName] {
-        deps.names.as_deref().unwrap_or(&[])
+    /// The reads `deps` records (none if it could not name them all).
+    pub fn reads<'d>(&self, deps: &'d ClassDeps) -> &'d [Read] {
+        deps.reads.as_deref().unwrap_or(&[])
     }
 
     fn name(&self, c: u32) -> Option<ClassName> {
@@ -115,19 +174,37 @@ impl ClassContext<'_> {
         Some(ClassName::Member(name))
     }
 
-    /// The classes' digests in this run, hashed; `None` if one of them is not there.
-    fn digest(&self, names: &[ClassName]) -> Option<[u8; 32]> {
-        let mut k = KeyBuilder::new("class deps");
-        k.u64(names.len() as u64);
-        for name in names {
-            let class = match name {
-                ClassName::Canonical(h) => self.classes.named(*h)?,
-                ClassName::Member(m) => {
-                    self.classes
-                        .private_class(self.program, self.pta, self.labels, m)?
-                }
-            };
-            k.u64(self.classes.digest(self.pta, self.labels, class)?);
+    /// The class a read gets in this run.
+    fn answer(&self, read: &Read) -> Option<u32> {
+        match read {
+            Read::Node(h) => Some(self.pta.class(self.node(*h)?)),
+            Read::Class(ClassName::Canonical(h)) => self.classes.named(*h),
+            Read::Class(ClassName::Member(m)) => {
+                self.classes
+                    .private_class(self.program, self.pta, self.labels, m)
+            }
+        }
+    }
+
+    /// The answers — each class's name and what can be read of it — hashed; `None` if a read
+    /// has none (its node or class is gone, or its class is now private or unnamed).
+    fn digest<'r>(
+        &self,
+        answers: impl Iterator<Item = (&'r Read, Option<u32>)>,
+    ) -> Option<[u8; 32]> {
+        let mut k = KeyBuilder::new("class reads");
+        for (read, class) in answers {
+            let c = class?;
+            if self.classes.is_private(c) {
+                return None;
+            }
+            if let Read::Node(_) = read {
+                match self.name(c)? {
+                    ClassName::Canonical(h) => k.u64(0).u64(h),
+                    ClassName::Member(m) => k.u64(1).str(&m),
+                };
+            }
+            k.u64(self.classes.readable(self.pta, self.labels, c)?);
         }
         Some(k.finish().0)
     }

@@ -1,10 +1,10 @@
-//! The points-to classes named canonically (part of the summaries' context, see
-//! [`super::fingerprint`]): members are named by what they stand for, functions, globals and
+//! The points-to classes named canonically (what summaries depend on of the partition, see
+//! [`super::fingerprint`] and [`super::class_deps`]): members are named by what they stand for, functions, globals and
 //! records by label ([`super::labels`]; `g3fa9…`, `l51c0….buf#0`, `a51c0…#2`,
 //! `m9e2d….next`), and every class by the smallest 64-bit hash of its members' names
 //! ([`name_hash`]; no name is kept as a string: the kernel's classes have millions of
 //! members), classes made only of analysis nodes by the class pointing to them (a hash of its
-//! name). Class ids in summaries are stored as ranks in this naming. A class no one points to
+//! name). Stored summaries name classes by their names' hashes. A class no one points to
 //! that points nowhere and holds one global or function is left out ([`is_trivial`]): adding
 //! a global or a function changes nothing here. Classes no one points to that hold only
 //! locals and return values are left out too: they are private to one function, whose body
@@ -37,8 +37,8 @@ pub struct ClassTable {
     trivial: Vec<bool>,
     /// Rank → a hash of the class's name (ascending: ranks follow names).
     name_hashes: Vec<u64>,
-    /// Rank → [`class_digest`] of the class.
-    digests: Vec<u64>,
+    /// Rank → what can be read of the class ([`ClassTable::readable`]).
+    readable: Vec<u64>,
     /// The classes that may be shared between threads ([`PointsTo::escaping`]).
     escaping: rustc_hash::FxHashSet<u32>,
     pub fingerprint: Key,
@@ -136,16 +136,23 @@ impl ClassTable {
             .map(|(i, &(_, c))| (c, i as u32))
             .collect();
         let escaping = pta.escaping();
-        let digests: Vec<u64> = canonical
+        let (digests, readable): (Vec<u64>, Vec<u64>) = canonical
             .par_iter()
             .map(|&(_, c)| {
                 let target = pta
                     .deref_class(c)
                     .map(|t| class_name.get(&t).copied().unwrap_or(u64::MAX - 1));
                 let shared = escaping.contains(&c);
-                class_digest(&member_names[&c], target, shared, pta.class_size(c))
+                let readable = readable_digest(pta, labels, c, target, shared);
+                let mut k = KeyBuilder::new("class");
+                k.u64(readable);
+                k.u64(member_names[&c].len() as u64);
+                for &m in &member_names[&c] {
+                    k.u64(m);
+                }
+                (short(&k.finish()), readable)
             })
-            .collect();
+            .unzip();
         let mut k = KeyBuilder::new("classes");
         k.str(&format!("{:?}", pta.mode));
         for (&(name, _), &digest) in canonical.iter().zip(&digests) {
@@ -161,7 +168,7 @@ impl ClassTable {
             private,
             trivial,
             name_hashes,
-            digests,
+            readable,
             escaping,
             fingerprint,
         })
@@ -228,28 +235,16 @@ impl ClassTable {
         self.private.get(class as usize).copied().unwrap_or(false)
     }
 
-    /// What can be read of a class (a representative) in the points-to solution, hashed
-    /// ([`class_digest`]): `None` for a class neither canonical nor trivial.
-    pub fn digest(&self, pta: &PointsTo, labels: &Labels, class: u32) -> Option<u64> {
+    /// What an analysis can read of a class (a representative) besides its identity, hashed
+    /// ([`readable_digest`]): `None` for a class neither canonical nor trivial.
+    pub fn readable(&self, pta: &PointsTo, labels: &Labels, class: u32) -> Option<u64> {
         if let Some(&rank) = self.rank.get(&class) {
-            return self.digests.get(rank as usize).copied();
+            return self.readable.get(rank as usize).copied();
         }
-        if !self.trivial.get(class as usize).copied().unwrap_or(false) {
-            return None;
-        }
-        // One global or function, pointing nowhere: named as the fingerprint names members.
-        let name = match pta.origin(*self.members.of(class).first()?) {
-            Origin::Global(g) => format!("g{:x}", labels.global(g)),
-            Origin::Function(f) => format!("f{:x}", labels.function(f)),
-            _ => return None,
-        };
+        // A trivial class points nowhere.
+        let trivial = self.trivial.get(class as usize).copied().unwrap_or(false);
         let shared = self.escaping.contains(&class);
-        Some(class_digest(
-            &[name_hash(&name)],
-            None,
-            shared,
-            pta.class_size(class),
-        ))
+        trivial.then(|| readable_digest(pta, labels, class, None, shared))
     }
 
     /// The name of a class without a rank: private to one function (`l51c0….buf#0`,
@@ -315,19 +310,33 @@ impl ClassTable {
     }
 }
 
-/// What can be read of a class: its members (by [`name_hash`], sorted), the name of the class
-/// it points to, whether it may be shared between threads, and how many program lvalues it
-/// holds — the class's part of the fingerprint.
-fn class_digest(members: &[u64], target: Option<u64>, shared: bool, size: usize) -> u64 {
-    let mut k = KeyBuilder::new("class");
-    k.u64(members.len() as u64);
-    for &m in members {
-        k.u64(m);
-    }
+/// What an analysis can read of a class besides which nodes are in it: the name of the class
+/// it points to, whether it may be shared between threads, whether it holds a member node
+/// (interior), and the functions in it (the targets of a call through a pointer to it).
+fn readable_digest(
+    pta: &PointsTo,
+    labels: &Labels,
+    class: u32,
+    target: Option<u64>,
+    shared: bool,
+) -> u64 {
+    let mut functions: Vec<u64> = (pta.class_functions(class).iter())
+        .map(|&f| labels.function(f))
+        .collect();
+    functions.sort_unstable();
+    let mut k = KeyBuilder::new("class readable");
     k.u64(target.unwrap_or(u64::MAX))
         .u64(shared.into())
-        .u64(size as u64);
-    let key = k.finish();
+        .u64(pta.is_interior(class).into())
+        .u64(functions.len() as u64);
+    for f in functions {
+        k.u64(f);
+    }
+    short(&k.finish())
+}
+
+/// The first 64 bits of a key.
+fn short(key: &Key) -> u64 {
     let mut first = [0u8; 8];
     first.copy_from_slice(&key.0[..8]);
     u64::from_le_bytes(first)
@@ -393,6 +402,11 @@ pub(super) struct NodeNamer<'a> {
 
 impl<'a> NodeNamer<'a> {
     pub fn new(program: &'a Program, pta: &'a PointsTo, labels: &'a Labels) -> Self {
+        Self::with_alloc_ranks(program, pta, labels, Self::alloc_ranks(pta))
+    }
+
+    /// Each allocation-site node's rank among its function's, in node order.
+    pub fn alloc_ranks(pta: &PointsTo) -> Arc<FxHashMap<u32, u32>> {
         let mut count: FxHashMap<FuncId, u32> = FxHashMap::default();
         let mut alloc_rank = FxHashMap::default();
         for node in 0..pta.node_count() as u32 {
@@ -402,11 +416,21 @@ impl<'a> NodeNamer<'a> {
                 *c += 1;
             }
         }
+        Arc::new(alloc_rank)
+    }
+
+    /// A namer with the allocation sites' ranks ([`NodeNamer::alloc_ranks`]) made already.
+    pub fn with_alloc_ranks(
+        program: &'a Program,
+        pta: &'a PointsTo,
+        labels: &'a Labels,
+        alloc_rank: Arc<FxHashMap<u32, u32>>,
+    ) -> Self {
         NodeNamer {
             program,
             pta,
             labels,
-            alloc_rank: Arc::new(alloc_rank),
+            alloc_rank,
             ordinals: FxHashMap::default(),
         }
     }

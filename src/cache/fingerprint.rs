@@ -4,7 +4,9 @@
 //! - the **declarations** every summary may read: the files, and every record by label
 //!   ([`super::labels`]) with its members (a summary reads members through any pointer);
 //! - the **points-to classes** in a canonical form ([`super::classes::ClassTable`]): every
-//!   class named by the smallest hash of its members' names, members by what they stand for;
+//!   class named by the smallest hash of its members' names, members by what they stand for —
+//!   not in an SCC's key: its entry keeps the classes its analysis read, checked when it is
+//!   reused ([`super::class_deps`]); the findings' key holds the whole partition's fingerprint;
 //! - each function's **IR**, printed (names, types, locations, ids by label) and hashed with
 //!   the declarations of the functions and globals it names; each function's declaration.
 //!
@@ -12,10 +14,10 @@
 //! definitions, and a definition added above others shifts them. The layout of the id spaces
 //! ([`ProgramText::layout`]) is for what stores ids as they are: the saved findings.
 //!
-//! The fingerprints are coarse on purpose: an edit that changes the points-to partition, a
-//! struct or union, or the set of files re-analyses everything. Edits inside function bodies
-//! that keep pointer flow (the common case), new functions and new globals nothing points to
-//! keep them.
+//! The declarations are coarse on purpose: an edit that changes a struct or union, or the set
+//! of files, re-analyses everything. A new pointer flow re-analyses the SCCs that read the
+//! classes it changes; edits inside function bodies, new functions and new globals keep the
+//! rest.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;

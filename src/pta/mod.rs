@@ -249,9 +249,15 @@ impl PointsTo {
 
     /// The class a node belongs to (after solving, paths are flat: this is O(1)).
     pub fn class(&self, node: u32) -> u32 {
-        let c = self.uf.find_const(node);
-        reads::note(c);
-        c
+        reads::note(node);
+        self.uf.find_const(node)
+    }
+
+    /// The functions in a class (the targets of a pointer to it).
+    pub fn class_functions(&self, class: u32) -> &[FuncId] {
+        self.class_functions
+            .get(&self.class(class))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The class the members of `class` point to, if any.

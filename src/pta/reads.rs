@@ -1,11 +1,12 @@
-//! The classes an analysis reads of the solution, recorded while it runs.
+//! What an analysis reads of the solution, recorded while it runs.
 //!
 //! The summaries cache keys an SCC without the points-to partition: what an SCC's summaries
-//! depend on of it are the classes its analysis looked at (of its locals, globals, members,
-//! the classes its callees' summaries name, and whatever those point to). Every class id the
-//! analysis gets goes through [`super::PointsTo::class`], which notes it here while a
-//! [`recording`] runs on the thread; the cache stores the classes with the SCC and checks them
-//! against the next run's partition ([`crate::cache::classes::ClassDeps`]).
+//! depend on of it are the classes of the nodes its analysis asked about (its locals, globals,
+//! members, the classes its callees' summaries name, and whatever those point to). Every
+//! class id the analysis gets is an answer of [`super::PointsTo::class`], which notes the node
+//! it was asked about here while a [`recording`] runs on the thread; the cache stores what
+//! the answers were with the SCC and checks them against the next run's partition
+//! ([`crate::cache::class_deps`]).
 
 use std::cell::RefCell;
 
@@ -15,15 +16,15 @@ thread_local! {
     static READS: RefCell<Option<Reads>> = const { RefCell::new(None) };
 }
 
-/// The classes read so far, by representative (the last one apart: the same class is read
-/// many times in a row).
+/// The nodes asked about so far (the last one apart: the same one is asked about many times
+/// in a row).
 struct Reads {
     seen: FxHashSet<u32>,
     last: u32,
 }
 
-/// Runs `f`, returning what it returned and the classes it read (representatives, in no
-/// particular order). Recordings nest: an inner one's classes are the outer one's too.
+/// Runs `f`, returning what it returned and the nodes whose class it asked for (in no
+/// particular order). Recordings nest: an inner one's nodes are the outer one's too.
 pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<u32>) {
     let outer = READS.with_borrow_mut(|r| {
         r.replace(Reads {
@@ -52,15 +53,15 @@ pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<u32>) {
     (result, read)
 }
 
-/// Notes that `class` (a representative) was read, if a recording runs on this thread.
+/// Notes that the class of `node` was asked for, if a recording runs on this thread.
 #[inline]
-pub(super) fn note(class: u32) {
+pub(super) fn note(node: u32) {
     READS.with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
             if let Some(r) = r.as_mut() {
-                if r.last != class {
-                    r.last = class;
-                    r.seen.insert(class);
+                if r.last != node {
+                    r.last = node;
+                    r.seen.insert(node);
                 }
             }
         }

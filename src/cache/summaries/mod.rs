@@ -6,9 +6,11 @@
 //! key(SCC) = H(context, for each function of the SCC: its label, declaration and body hash,
 //!              for each callee outside the SCC: its label, declaration and the content hash
 //!              of its summary)
-//! context  = H(relay version and build, options, models, files and records, points-to
-//!              fingerprint)
+//! context  = H(relay version and build, options, models, files and records)
 //! ```
+//!
+//! The points-to partition is not in the key: the entry keeps the classes the SCC's analysis
+//! read, and the SCC is reused only while they read the same ([`super::class_deps`]).
 //!
 //! (see [`super::fingerprint`]). The SCC's entry (kind `summary-meta`) is small: per function,
 //! the *content hash* of its summary's stored form and the [`SummaryFacts`] the statistics
@@ -17,8 +19,8 @@
 //! summary is loaded only when a re-analysed caller or the race stage reads it — and when a
 //! re-analysed function's summary comes out identical, its callers' keys do not change and
 //! they are reused (early cut-off). Summaries are stored in a portable form: interned names
-//! become indices into the summary's own sorted name list, points-to classes become canonical
-//! ranks ([`ClassTable`]); functions, globals and records become indices into the summary's
+//! become indices into the summary's own sorted name list, points-to classes indices into its
+//! list of canonical class names ([`ClassTable`]); functions, globals and records become indices into the summary's
 //! own tables of their labels ([`super::labels`]) and declaration hashes, in id order (a run
 //! that finds them in another order does not use the summary: see below).
 //!
@@ -53,7 +55,7 @@ use serde::{Deserialize, Serialize};
 
 use self::metas::SccEntry;
 use self::portable::{LoadError, RELATIVE};
-use super::class_deps::{ClassContext, ClassDeps, ClassName};
+use super::class_deps::{ClassContext, ClassDeps, NodeNames, Read};
 use super::classes::ClassTable;
 use super::fingerprint::{self, ProgramText};
 use super::labels::Labels;
@@ -133,7 +135,9 @@ pub struct SummaryCache<'a> {
     metas: metas::Metas,
     /// By a collapsed SCC's smallest function: the classes its stored steps read, when they
     /// are replayed ([`steps`]): this run records only what the steps it analyses read.
-    replayed_classes: std::sync::Mutex<rustc_hash::FxHashMap<FuncId, Vec<ClassName>>>,
+    /// The run's nodes by name, for checking classes' answers ([`ClassContext`]).
+    nodes: NodeNames,
+    replayed_classes: std::sync::Mutex<rustc_hash::FxHashMap<FuncId, Vec<Read>>>,
     reused: AtomicUsize,
     stored: AtomicUsize,
     loaded: AtomicUsize,
@@ -210,6 +214,7 @@ impl<'a> SummaryCache<'a> {
             own_locs: unset(program.functions.len()),
             reused_keys: unset(cg.sccs.len()),
             metas: metas::Metas::new(cg.sccs.len()),
+            nodes: NodeNames::default(),
             replayed_classes: Default::default(),
             reused: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
@@ -289,6 +294,7 @@ impl<'a> SummaryCache<'a> {
             pta: self.pta,
             labels: &self.labels,
             classes: &self.classes,
+            nodes: &self.nodes,
         }
     }
 
@@ -311,7 +317,7 @@ impl<'a> SummaryCache<'a> {
     }
 
     /// Remembers the classes collapsed SCC `first`'s replayed steps read.
-    fn note_replayed_classes(&self, first: FuncId, names: &[ClassName]) {
+    fn note_replayed_classes(&self, first: FuncId, names: &[Read]) {
         let mut replayed = self
             .replayed_classes
             .lock()

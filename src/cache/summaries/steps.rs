@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::portable::LocForm;
 use super::SummaryCache;
-use crate::cache::class_deps::{ClassDeps, ClassName};
+use crate::cache::class_deps::{ClassDeps, Read};
 use crate::cache::store::EntryReader;
 use crate::cache::{Key, KeyBuilder};
 use crate::callgraph::Scc;
@@ -90,7 +90,7 @@ pub(super) struct Steps<'c, 'a> {
     stored: StoredSteps,
     /// The classes the stored steps read (they still read the same): those of the steps
     /// replayed, which this run does not record.
-    previous: Vec<ClassName>,
+    previous: Vec<Read>,
     /// This fixpoint's steps, and the summaries they made that no readable pack holds.
     steps: Mutex<FxHashMap<Digest, Outcome>>,
     made: Mutex<FxHashMap<Digest, Vec<u8>>>,
@@ -111,7 +111,7 @@ impl SummaryCache<'_> {
         let mut stored: StoredSteps = self.store.get_value(STEPS, &key).unwrap_or_default();
         let classes = self.class_context();
         let previous = match &stored.classes {
-            Some(deps) if classes.still_hold(deps) => classes.names(deps).to_vec(),
+            Some(deps) if classes.still_hold(deps) => classes.reads(deps).to_vec(),
             // Steps taken on another partition: none is replayed (their packs are dropped
             // when this fixpoint's entry is written).
             _ => {
