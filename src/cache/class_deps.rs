@@ -17,7 +17,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -80,22 +79,17 @@ impl ClassContext<'_> {
         NodeNamer::with_alloc_ranks(self.program, self.pta, self.labels, ranks.clone())
     }
 
-    /// The node named by the hash, in this run.
+    /// The node named by the hash, in this run, unless its class is private (no read names
+    /// one: the answer changed).
     fn node(&self, hash: u64) -> Option<u32> {
+        // Sequential: SCCs are checked on the scheduler's pool, and a thread waiting in a
+        // parallel loop here could take up another SCC's check, which would wait for this.
         let by_hash = self.nodes.by_hash.get_or_init(|| {
-            let namer = self.namer();
-            let nodes: Vec<u32> = (0..self.pta.node_count() as u32).collect();
-            nodes
-                .par_chunks(4096)
-                .map_init(
-                    || (namer.fork(), String::new()),
-                    |(namer, buffer), chunk| {
-                        (chunk.iter())
-                            .filter_map(|&n| Some((namer.name_hash(n, buffer)?, n)))
-                            .collect::<Vec<_>>()
-                    },
-                )
-                .flatten()
+            let mut namer = self.namer();
+            let mut buffer = String::new();
+            (0..self.pta.node_count() as u32)
+                .filter(|&n| !self.classes.is_private(self.pta.class(n)))
+                .filter_map(|n| Some((namer.name_hash(n, &mut buffer)?, n)))
                 .collect()
         });
         by_hash.get(&hash).copied()

@@ -1,12 +1,13 @@
-//! The points-to classes each function's analysis read ([`crate::pta::reads`]), kept for the
-//! summaries store: it keys an SCC without the partition and checks these classes instead.
+//! The nodes whose points-to class each function's analysis asked for ([`crate::pta::reads`]),
+//! kept for the summaries store: it keys an SCC without the partition and checks the answers
+//! instead.
 
 use std::sync::Mutex;
 
 use crate::ir::FuncId;
 
-/// By function: the classes its analyses (every step of a fixpoint) read so far. Empty, and
-/// nothing recorded, without a store.
+/// By function: the nodes its analyses (every step of a fixpoint) asked about so far. Empty,
+/// and nothing recorded, without a store.
 #[derive(Default)]
 pub(super) struct ReadLog(Vec<Mutex<Vec<u32>>>);
 
@@ -23,7 +24,7 @@ impl ReadLog {
         let (result, read) = crate::pta::reads::recording(work);
         let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
         log.extend(read);
-        // Each step of a recursive SCC reads much the same classes again.
+        // Each step of a recursive SCC asks about much the same nodes again.
         if log.len() > 4096 {
             log.sort_unstable();
             log.dedup();
@@ -31,7 +32,7 @@ impl ReadLog {
         result
     }
 
-    /// The classes the analyses of `functions` read so far.
+    /// The nodes the analyses of `functions` asked about so far.
     pub(super) fn of(&self, functions: &[FuncId]) -> Vec<u32> {
         let mut read: Vec<u32> = functions
             .iter()

@@ -169,7 +169,8 @@ pub trait SummaryStore: Sync {
     fn lost(&self) -> usize;
     /// The summaries just computed for `scc`; `digests` as [`crate::schedule::SccAnalysis::finished`]
     /// gives them.
-    /// `read`: the points-to classes their analysis read ([`crate::pta::reads`]).
+    /// `read`: the nodes whose points-to class their analysis asked for
+    /// ([`crate::pta::reads`]).
     fn finished(
         &self,
         scc: &Scc,
@@ -189,7 +190,7 @@ pub trait SccSteps: Sync {
     fn replay(&self, input: &Digest) -> Option<Option<Made>>;
     fn load(&self, f: FuncId, digest: &Digest, shared: &SharedSets) -> Option<Summary>;
     fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Made>;
-    /// `read`: the points-to classes the fixpoint's analysed steps read.
+    /// `read`: the nodes whose points-to class the fixpoint's analysed steps asked for.
     fn finish(&self, read: &[u32]);
 }
 
@@ -257,7 +258,7 @@ pub struct Context<'a> {
     pub called_from_outside: Option<Vec<bool>>,
     /// Collapsed SCCs reused from the store whose sets are not rebuilt yet ([`stored_sets`]).
     pending_sets: stored_sets::PendingSets,
-    /// With a store: the points-to classes each function's analysis read.
+    /// With a store: the nodes whose points-to class each function's analysis asked for.
     class_reads: class_reads::ReadLog,
 }
 

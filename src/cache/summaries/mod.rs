@@ -20,9 +20,10 @@
 //! re-analysed function's summary comes out identical, its callers' keys do not change and
 //! they are reused (early cut-off). Summaries are stored in a portable form: interned names
 //! become indices into the summary's own sorted name list, points-to classes indices into its
-//! list of canonical class names ([`ClassTable`]); functions, globals and records become indices into the summary's
-//! own tables of their labels ([`super::labels`]) and declaration hashes, in id order (a run
-//! that finds them in another order does not use the summary: see below).
+//! list of canonical class names ([`ClassTable`]); functions, globals and records become
+//! indices into the summary's own tables of their labels ([`super::labels`]) and declaration
+//! hashes, in id order (a run that finds them in another order does not use the summary: see
+//! below).
 //!
 //! A location is stored as its rank among the *own locations* of the function whose body it
 //! is in — the locations of that function's accesses and calls its own summary names — and
@@ -86,8 +87,8 @@ struct StoredFunction {
     locs: Vec<Loc>,
 }
 
-/// An SCC's entry (kind `summary-meta`): its functions', and the points-to classes their
-/// summaries read ([`crate::cache::class_deps`]).
+/// An SCC's entry (kind `summary-meta`): its functions', and what their summaries read of the
+/// points-to partition ([`crate::cache::class_deps`]).
 #[derive(Serialize, Deserialize)]
 struct StoredScc {
     functions: Vec<StoredFunction>,
@@ -133,10 +134,11 @@ pub struct SummaryCache<'a> {
     reused_keys: Vec<OnceLock<Key>>,
     /// The SCCs' entries, packed ([`metas`]).
     metas: metas::Metas,
-    /// By a collapsed SCC's smallest function: the classes its stored steps read, when they
-    /// are replayed ([`steps`]): this run records only what the steps it analyses read.
     /// The run's nodes by name, for checking classes' answers ([`ClassContext`]).
     nodes: NodeNames,
+    /// By a collapsed SCC's smallest function: what its stored steps read of the partition,
+    /// when they are replayed ([`steps`]): this run records only what the steps it analyses
+    /// read.
     replayed_classes: std::sync::Mutex<rustc_hash::FxHashMap<FuncId, Vec<Read>>>,
     reused: AtomicUsize,
     stored: AtomicUsize,
@@ -287,7 +289,7 @@ impl<'a> SummaryCache<'a> {
         )
     }
 
-    /// What the points-to classes an SCC read are named and checked with.
+    /// What an SCC's reads of the points-to partition are named and checked with.
     fn class_context(&self) -> ClassContext<'_> {
         ClassContext {
             program: self.program,
@@ -298,8 +300,9 @@ impl<'a> SummaryCache<'a> {
         }
     }
 
-    /// An SCC entry found under its key, if the classes its summaries read still read the
-    /// same; with them recorded under this run's partition (so the next run does not check).
+    /// An SCC entry found under its key, if what its summaries read of the points-to
+    /// partition reads the same; recorded under this run's partition (so the next run does
+    /// not check).
     fn holding(&self, stored: SccEntry) -> Option<SccEntry> {
         let classes = self.class_context();
         if !classes.still_hold(&stored.classes) {
@@ -316,13 +319,13 @@ impl<'a> SummaryCache<'a> {
         }))
     }
 
-    /// Remembers the classes collapsed SCC `first`'s replayed steps read.
-    fn note_replayed_classes(&self, first: FuncId, names: &[Read]) {
+    /// Remembers what collapsed SCC `first`'s replayed steps read of the partition.
+    fn note_replayed_classes(&self, first: FuncId, reads: &[Read]) {
         let mut replayed = self
             .replayed_classes
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        replayed.insert(first, names.to_vec());
+        replayed.insert(first, reads.to_vec());
     }
 
     /// Records `f`'s content hash; its own locations are recorded already.
@@ -625,7 +628,7 @@ impl SummaryStore for SummaryCache<'_> {
         read: &[u32],
     ) {
         let key = self.key(scc);
-        // The classes the summaries name are among those they depend on.
+        // The classes the summaries name are among what they depend on.
         let named: std::sync::Mutex<Vec<u32>> = Default::default();
         // Before encoding: a member's summary names the other members' own locations.
         for (&f, locs) in scc.functions.iter().zip(scc_own_locs(scc, summaries)) {

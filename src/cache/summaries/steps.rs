@@ -67,8 +67,8 @@ struct StoredSteps {
     made: Vec<(Digest, Packed)>,
     /// Each pack's key and length.
     packs: Vec<(Digest, u64)>,
-    /// The points-to classes the steps read ([`crate::cache::class_deps`]): the steps are
-    /// replayed only while those read the same.
+    /// What the steps read of the points-to partition ([`crate::cache::class_deps`]): they
+    /// are replayed only while it reads the same.
     #[serde(default)]
     classes: Option<ClassDeps>,
 }
@@ -88,7 +88,7 @@ pub(super) struct Steps<'c, 'a> {
     cache: &'c SummaryCache<'a>,
     key: Key,
     stored: StoredSteps,
-    /// The classes the stored steps read (they still read the same): those of the steps
+    /// What the stored steps read of the partition (still the same): that of the steps
     /// replayed, which this run does not record.
     previous: Vec<Read>,
     /// This fixpoint's steps, and the summaries they made that no readable pack holds.
