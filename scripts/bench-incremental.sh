@@ -9,9 +9,9 @@
 #   (d)  lock edit:       a function now returns holding a lock, so its callers' summaries change
 #   (f)  pointer flow:    the leaf stores its argument into a global pointer (a new points-to
 #                         flow between objects)
-#   (h)  classes merged:  the leaf points a local at a global object and then at another
-#                         (SQLite: sqlite3Stat) or at its argument's (kernel): two points-to
-#                         classes merge; the leaf's accesses stay the same
+#   (h)  classes merged:  the leaf points a local at a global and then at another (SQLite:
+#                         sqlite3Config, sqlite3Stat; kernel: file_caps_enabled, reset_devices):
+#                         their points-to classes merge; the leaf's accesses stay the same
 #   (g)  new function:    a new global and a new function writing it, defined above the leaf,
 #                         which calls it (ids of everything defined later shift)
 #   (e)  relay report with another filter setting (no reanalysis)
@@ -223,7 +223,7 @@ for corpus in "${@:-sqlite}"; do
         bench linux "$dir/kernel" "$dir/mm" "$dir/drivers/net/ethernet/intel/e1000" -- \
             "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
             "init_task.group_leader = (void *)group_info;" \
-            "{ void *volatile relay_p = (void *)&init_task; relay_p = (void *)group_info; (void)relay_p; }" \
+            "{ void *volatile relay_p = (void *)&file_caps_enabled; relay_p = (void *)&reset_devices; (void)relay_p; }" \
             --max-rounds 4
         ;;
     defconfig)
@@ -235,7 +235,7 @@ for corpus in "${@:-sqlite}"; do
         bench defconfig "$dir" -- \
             "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
             "init_task.group_leader = (void *)group_info;" \
-            "{ void *volatile relay_p = (void *)&init_task; relay_p = (void *)group_info; (void)relay_p; }" \
+            "{ void *volatile relay_p = (void *)&file_caps_enabled; relay_p = (void *)&reset_devices; (void)relay_p; }" \
             --max-rounds 4 --per-access --no-inclusion --closed-world
         ;;
     *) die "unknown corpus $corpus (sqlite, linux, defconfig)" ;;
