@@ -1,16 +1,17 @@
 //! The points-to classes named canonically (what summaries depend on of the partition, see
-//! [`super::fingerprint`] and [`super::class_deps`]): members are named by what they stand for, functions, globals and
-//! records by label ([`super::labels`]; `g3fa9…`, `l51c0….buf#0`, `a51c0…#2`,
-//! `m9e2d….next`), and every class by the smallest 64-bit hash of its members' names
-//! ([`name_hash`]; no name is kept as a string: the kernel's classes have millions of
-//! members), classes made only of analysis nodes by the class pointing to them (a hash of its
-//! name). Stored summaries name classes by their names' hashes. A class no one points to
-//! that points nowhere and holds one global or function is left out ([`is_trivial`]): adding
-//! a global or a function changes nothing here. Classes no one points to that hold only
-//! locals and return values are left out too: they are private to one function, whose body
-//! hash covers them — so a body edit that adds a local does not change the fingerprint. Their names are made only when asked for (a stored
-//! summary names them) or when a class they point to has no name of its own: the kernel has
-//! millions of locals.
+//! [`super::fingerprint`] and [`super::class_deps`]): members are named by what they stand
+//! for, functions, globals and records by label ([`super::labels`]; `g3fa9…`,
+//! `l51c0….buf#0`, `a51c0…#2`, `m9e2d….next`), and every class by the smallest 64-bit hash
+//! of its members' names ([`name_hash`]; no name is kept as a string: the kernel's classes
+//! have millions of members), classes made only of analysis nodes by the class pointing to
+//! them (a hash of its name). Stored summaries name classes by their names' hashes. A class
+//! no one points to that points nowhere and holds one global or function is left out
+//! ([`is_trivial`]): adding a global or a function changes nothing here. Classes no one
+//! points to that hold only locals and return values are left out too: they are private to
+//! one function, whose body hash covers them — so a body edit that adds a local does not
+//! change the fingerprint. Their names are made only when asked for (a stored summary names
+//! them) or when a class they point to has no name of its own: the kernel has millions of
+//! locals.
 
 use std::sync::Arc;
 
