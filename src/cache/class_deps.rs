@@ -58,7 +58,8 @@ pub struct ClassDeps {
 #[derive(Default)]
 pub struct NodeNames {
     alloc_ranks: OnceLock<Arc<FxHashMap<u32, u32>>>,
-    by_hash: OnceLock<FxHashMap<u64, u32>>,
+    /// `None` for a name two nodes have.
+    by_hash: OnceLock<FxHashMap<u64, Option<u32>>>,
 }
 
 /// What [`ClassDeps`] are made and checked with.
@@ -80,19 +81,29 @@ impl ClassContext<'_> {
     }
 
     /// The node named by the hash, in this run, unless its class is private (no read names
-    /// one: the answer changed).
+    /// one: the answer changed) or two nodes have that name (strings of equal text, records
+    /// of equal label): which of them a read meant is not known, so it does not hold.
     fn node(&self, hash: u64) -> Option<u32> {
         // Sequential: SCCs are checked on the scheduler's pool, and a thread waiting in a
         // parallel loop here could take up another SCC's check, which would wait for this.
         let by_hash = self.nodes.by_hash.get_or_init(|| {
             let mut namer = self.namer();
             let mut buffer = String::new();
-            (0..self.pta.node_count() as u32)
-                .filter(|&n| !self.classes.is_private(self.pta.class(n)))
-                .filter_map(|n| Some((namer.name_hash(n, &mut buffer)?, n)))
-                .collect()
+            let mut by_hash: FxHashMap<u64, Option<u32>> = FxHashMap::default();
+            for n in 0..self.pta.node_count() as u32 {
+                if self.classes.is_private(self.pta.class(n)) {
+                    continue;
+                }
+                if let Some(h) = namer.name_hash(n, &mut buffer) {
+                    by_hash
+                        .entry(h)
+                        .and_modify(|one| *one = None)
+                        .or_insert(Some(n));
+                }
+            }
+            by_hash
         });
-        by_hash.get(&hash).copied()
+        by_hash.get(&hash).copied().flatten()
     }
 
     /// What the analysis read when it asked for the classes of `asked` (nodes, any order,
@@ -106,9 +117,12 @@ impl ClassContext<'_> {
             if self.classes.is_private(c) {
                 continue;
             }
+            // A node of the analysis's own is named by its class only when it stands for the
+            // class (a representative: an id an earlier answer or a stored summary gave).
             let read = match namer.name_hash(n, &mut buffer) {
                 Some(h) => Some(Read::Node(h)),
-                None => self.name(c).map(Read::Class),
+                None if n == c => self.name(c).map(Read::Class),
+                None => None,
             };
             match (read, &mut reads) {
                 (Some(r), Some(reads)) => reads.push((r, c)),
