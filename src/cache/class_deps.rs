@@ -81,8 +81,11 @@ impl ClassContext<'_> {
     }
 
     /// The node named by the hash, in this run, unless its class is private (no read names
-    /// one: the answer changed) or two nodes have that name (strings of equal text, records
-    /// of equal label): which of them a read meant is not known, so it does not hold.
+    /// one: the answer changed) or nodes of two classes have that name (strings of equal
+    /// text, records of equal label): which of them a read meant is not known, so it does
+    /// not hold. Nodes of one name all in one class (equal strings merged, as most are)
+    /// answer alike: whichever a read meant, it is among them (the body that holds it is in
+    /// the key of the SCC that asked).
     fn node(&self, hash: u64) -> Option<u32> {
         // Sequential: SCCs are checked on the scheduler's pool, and a thread waiting in a
         // parallel loop here could take up another SCC's check, which would wait for this.
@@ -95,9 +98,14 @@ impl ClassContext<'_> {
                     continue;
                 }
                 if let Some(h) = namer.name_hash(n, &mut buffer) {
+                    let class = self.pta.class(n);
                     by_hash
                         .entry(h)
-                        .and_modify(|one| *one = None)
+                        .and_modify(|one| {
+                            if one.is_some_and(|m| self.pta.class(m) != class) {
+                                *one = None;
+                            }
+                        })
                         .or_insert(Some(n));
                 }
             }
