@@ -345,11 +345,18 @@ fn a_new_pointer_flow_reanalyses_what_reads_the_classes_it_merges() {
     // one gets the same answers from the partition and is reused; the other's class has
     // another name now, and it is analysed again (`run_edit` checks the summaries are a cold
     // run's). `use_r` reads only `c`'s. `edited` changed; `thr` calls all of them, as `main`.
-    let merged = POINTERS.replace("void edited(void) { }", "void edited(void) { p = q; }");
-    let (_, s) = run_edit(dir.path(), &store, &merged);
-    let expected = "use_p or use_q, edited, thr, main";
-    assert_eq!(analysed(&s), 4, "{expected}: {:?}", s.schedule.stats);
-    assert_eq!(s.schedule.stats.sccs_reused, 2, "use_r, use_q or use_p");
+    // `edited` gets `body`: four SCCs are analysed and two reused.
+    let merging = |body: &str, analysed_ones: &str, reused: &str| {
+        let text = POINTERS.replace("void edited(void) { }", body);
+        let (_, s) = run_edit(dir.path(), &store, &text);
+        assert_eq!(analysed(&s), 4, "{analysed_ones}: {:?}", s.schedule.stats);
+        assert_eq!(s.schedule.stats.sccs_reused, 2, "{reused}");
+    };
+    merging(
+        "void edited(void) { p = q; }",
+        "use_p or use_q, edited, thr, main",
+        "use_r, use_q or use_p",
+    );
     // Back: the classes split again. The one analysed under the merged classes has one entry
     // (its key names no class), written then: it is analysed again, comes out as in the cold
     // run, and the rest is reused.
@@ -357,11 +364,11 @@ fn a_new_pointer_flow_reanalyses_what_reads_the_classes_it_merges() {
     assert_eq!(analysed(&s), 1, "use_p or use_q: {:?}", s.schedule.stats);
     // `r = &a` merges the classes of `c` and `a` likewise: one of `use_p` and `use_r` is
     // analysed again, `use_q` is reused.
-    let to_r = POINTERS.replace("void edited(void) { }", "void edited(void) { r = &a; }");
-    let (_, s) = run_edit(dir.path(), &store, &to_r);
-    let expected = "use_p or use_r, edited, thr, main";
-    assert_eq!(analysed(&s), 4, "{expected}: {:?}", s.schedule.stats);
-    assert_eq!(s.schedule.stats.sccs_reused, 2, "use_q, use_r or use_p");
+    merging(
+        "void edited(void) { r = &a; }",
+        "use_p or use_r, edited, thr, main",
+        "use_q, use_r or use_p",
+    );
 }
 
 #[test]
