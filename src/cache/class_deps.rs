@@ -115,30 +115,64 @@ impl ClassContext<'_> {
     }
 
     /// What the analysis read when it asked for the classes of `asked` (nodes, any order,
-    /// repeats allowed), and the reads `more` (of an earlier run, which still hold).
-    pub fn deps(&self, asked: impl IntoIterator<Item = u32>, more: &[Read]) -> ClassDeps {
+    /// repeats allowed), and the reads `more` (of an earlier run, which still hold; `None`:
+    /// they could not all be named, and neither can these).
+    pub fn deps(&self, asked: impl IntoIterator<Item = u32>, more: Option<&[Read]>) -> ClassDeps {
         let mut namer = self.namer();
         let mut buffer = String::new();
-        let mut reads: Option<Vec<(Read, u32)>> = Some(Vec::new());
+        self.deps_with(&mut |n| self.read(&mut namer, &mut buffer, n), asked, more)
+    }
+
+    /// [`ClassContext::deps`] of each `(asked, more)`, naming each node once (the members of a
+    /// collapsed SCC ask about much the same nodes).
+    pub fn deps_each<'r>(
+        &self,
+        each: impl IntoIterator<Item = (&'r [u32], Option<&'r [Read]>)>,
+    ) -> Vec<ClassDeps> {
+        let mut namer = self.namer();
+        let mut buffer = String::new();
+        let mut named: FxHashMap<u32, Option<Read>> = FxHashMap::default();
+        let mut read = |n: u32| {
+            (named.entry(n))
+                .or_insert_with(|| self.read(&mut namer, &mut buffer, n))
+                .clone()
+        };
+        (each.into_iter())
+            .map(|(asked, more)| self.deps_with(&mut read, asked.iter().copied(), more))
+            .collect()
+    }
+
+    /// How the class of node `n` is read: by the node's name; a node of the analysis's own
+    /// by its class's name — the analysis got it as what a class points to (`pts`), and that
+    /// class's target, by name, is among what the answer about it records
+    /// ([`ClassTable::readable`]). `None` if it has neither.
+    fn read(&self, namer: &mut NodeNamer<'_>, buffer: &mut String, n: u32) -> Option<Read> {
+        match namer.name_hash(n, buffer) {
+            Some(h) => Some(Read::Node(h)),
+            None => self.name(self.pta.class(n)).map(Read::Class),
+        }
+    }
+
+    fn deps_with(
+        &self,
+        read: &mut impl FnMut(u32) -> Option<Read>,
+        asked: impl IntoIterator<Item = u32>,
+        more: Option<&[Read]>,
+    ) -> ClassDeps {
+        let mut reads: Option<Vec<(Read, u32)>> = more.map(|_| Vec::new());
         for n in asked {
+            let Some(list) = &mut reads else { break };
             let c = self.pta.class(n);
             if self.classes.is_private(c) {
                 continue;
             }
-            // A node of the analysis's own is named by its class only when it stands for the
-            // class (a representative: an id an earlier answer or a stored summary gave).
-            let read = match namer.name_hash(n, &mut buffer) {
-                Some(h) => Some(Read::Node(h)),
-                None if n == c => self.name(c).map(Read::Class),
-                None => None,
-            };
-            match (read, &mut reads) {
-                (Some(r), Some(reads)) => reads.push((r, c)),
-                _ => reads = None,
+            match read(n) {
+                Some(r) => list.push((r, c)),
+                None => reads = None,
             }
         }
         let reads = reads.and_then(|mut reads| {
-            for r in more {
+            for r in more.unwrap_or(&[]) {
                 reads.push((r.clone(), self.answer(r)?));
             }
             reads.sort_unstable();
@@ -175,9 +209,9 @@ impl ClassContext<'_> {
         }
     }
 
-    /// The reads `deps` records (none if it could not name them all).
-    pub fn reads<'d>(&self, deps: &'d ClassDeps) -> &'d [Read] {
-        deps.reads.as_deref().unwrap_or(&[])
+    /// The reads `deps` records (`None` if it could not name them all).
+    pub fn reads<'d>(&self, deps: &'d ClassDeps) -> Option<&'d [Read]> {
+        deps.reads.as_deref()
     }
 
     fn name(&self, c: u32) -> Option<ClassName> {

@@ -312,6 +312,13 @@ pub fn report_summary_cache(
             st.replayed_steps, st.analyze_calls
         )?;
     }
+    if let Some(c) = cache.filter(|c| c.repartitioned > 0) {
+        writeln!(
+            out,
+            "summaries: {} of the SCCs analysed were found in the cache, but what they read of the points-to partition changed",
+            c.repartitioned
+        )?;
+    }
     if let Some(c) = cache.filter(|c| c.kept > 0) {
         writeln!(
             out,

@@ -344,6 +344,7 @@ fn summarize_inner(
                 unportable: 0,
                 kept: 0,
                 lost_before: 0,
+                repartitioned: 0,
             }),
         };
     }

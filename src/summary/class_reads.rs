@@ -32,6 +32,18 @@ impl ReadLog {
         result
     }
 
+    /// The nodes the analyses of each of `functions` asked about so far.
+    pub(super) fn each(&self, functions: &[FuncId]) -> Vec<(FuncId, Vec<u32>)> {
+        let each = functions.iter().filter_map(|&f| {
+            let log = self.0.get(f.index())?;
+            let mut read = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            read.sort_unstable();
+            read.dedup();
+            Some((f, read))
+        });
+        each.collect()
+    }
+
     /// The nodes the analyses of `functions` asked about so far.
     pub(super) fn of(&self, functions: &[FuncId]) -> Vec<u32> {
         let mut read: Vec<u32> = functions

@@ -187,11 +187,12 @@ pub trait SummaryStore: Sync {
 /// [`Made::read`] names its [`Summary::read_by_members`]).
 pub trait SccSteps: Sync {
     fn input(&self, f: FuncId, own: Option<&Digest>, members: &[Option<Digest>]) -> Digest;
-    fn replay(&self, input: &Digest) -> Option<Option<Made>>;
+    /// The outcome of `f`'s step named `input` in the stored fixpoint, if it may be replayed.
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<Option<Made>>;
     fn load(&self, f: FuncId, digest: &Digest, shared: &SharedSets) -> Option<Summary>;
     fn record(&self, f: FuncId, input: &Digest, output: Option<&Summary>) -> Option<Made>;
-    /// `read`: the nodes whose points-to class the fixpoint's analysed steps asked for.
-    fn finish(&self, read: &[u32]);
+    /// `read`: per member, the nodes whose points-to class its analysed steps asked for.
+    fn finish(&self, read: &[(FuncId, Vec<u32>)]);
 }
 
 /// The shared sets of the run's collapsed SCCs, by the SCC's name ([`SharedAccesses::scc`]):
@@ -430,8 +431,8 @@ impl StepMemo<Summary> for ContextSteps<'_, '_> {
         self.steps.input(f, own, members)
     }
 
-    fn replay(&self, _: FuncId, input: &Digest) -> Option<Option<Made>> {
-        self.steps.replay(input)
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<Option<Made>> {
+        self.steps.replay(f, input)
     }
 
     fn load(&self, f: FuncId, digest: &Digest) -> Option<Summary> {
@@ -447,7 +448,8 @@ impl StepMemo<Summary> for ContextSteps<'_, '_> {
     }
 
     fn finish(&self) {
-        self.steps.finish(&self.cx.class_reads.of(&self.functions));
+        self.steps
+            .finish(&self.cx.class_reads.each(&self.functions));
     }
 }
 

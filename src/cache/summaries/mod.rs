@@ -110,6 +110,9 @@ pub struct SummaryCacheStats {
     /// Summaries that earlier attempts of the run could not load (a corrupt or deleted entry,
     /// or functions since moved past each other): each such attempt was repeated without them.
     pub lost_before: usize,
+    /// SCCs found under their key whose analysis read answers of the points-to partition that
+    /// changed ([`crate::cache::class_deps`]): analysed again.
+    pub repartitioned: usize,
 }
 
 /// The summaries cache of one run (see the module documentation).
@@ -139,13 +142,14 @@ pub struct SummaryCache<'a> {
     /// By a collapsed SCC's smallest function: what its stored steps read of the partition,
     /// when they are replayed ([`steps`]): this run records only what the steps it analyses
     /// read.
-    replayed_classes: std::sync::Mutex<rustc_hash::FxHashMap<FuncId, Vec<Read>>>,
+    replayed_classes: std::sync::Mutex<rustc_hash::FxHashMap<FuncId, Option<Vec<Read>>>>,
     reused: AtomicUsize,
     stored: AtomicUsize,
     loaded: AtomicUsize,
     lost: AtomicUsize,
     unportable: AtomicUsize,
     kept: AtomicUsize,
+    repartitioned: AtomicUsize,
 }
 
 /// The options that change summaries.
@@ -224,6 +228,7 @@ impl<'a> SummaryCache<'a> {
             lost: AtomicUsize::new(0),
             unportable: AtomicUsize::new(0),
             kept: AtomicUsize::new(0),
+            repartitioned: AtomicUsize::new(0),
         }
     }
 
@@ -235,6 +240,7 @@ impl<'a> SummaryCache<'a> {
             loaded: self.loaded.load(Ordering::Relaxed),
             unportable: self.unportable.load(Ordering::Relaxed),
             kept: self.kept.load(Ordering::Relaxed),
+            repartitioned: self.repartitioned.load(Ordering::Relaxed),
             lost_before: 0,
         }
     }
@@ -319,13 +325,29 @@ impl<'a> SummaryCache<'a> {
         }))
     }
 
-    /// Remembers what collapsed SCC `first`'s replayed steps read of the partition.
-    fn note_replayed_classes(&self, first: FuncId, reads: &[Read]) {
+    /// Remembers what collapsed SCC `first`'s replayed steps read of the partition: the
+    /// union of `reads` (`None` if one is: unnamed).
+    fn note_replayed_classes<'r>(
+        &self,
+        first: FuncId,
+        reads: impl Iterator<Item = Option<&'r [Read]>>,
+    ) {
+        let mut union = Some(Vec::new());
+        for r in reads {
+            match (r, &mut union) {
+                (Some(r), Some(union)) => union.extend_from_slice(r),
+                _ => union = None,
+            }
+        }
+        if let Some(union) = &mut union {
+            union.sort_unstable();
+            union.dedup();
+        }
         let mut replayed = self
             .replayed_classes
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        replayed.insert(first, reads.to_vec());
+        replayed.insert(first, union);
     }
 
     /// Records `f`'s content hash; its own locations are recorded already.
@@ -550,7 +572,10 @@ impl SummaryStore for SummaryCache<'_> {
     fn reuse(&self, scc: &Scc) -> Option<Vec<Option<SummaryFacts>>> {
         let key = self.key(scc);
         let found = self.metas.get(self.store, &self.context, &key)?;
-        let stored = self.holding(found.clone())?;
+        let Some(stored) = self.holding(found.clone()) else {
+            self.repartitioned.fetch_add(1, Ordering::Relaxed);
+            return None;
+        };
         if stored.functions.len() != scc.functions.len() {
             return None;
         }
@@ -712,7 +737,7 @@ impl SummaryStore for SummaryCache<'_> {
         let named = named.into_inner().unwrap_or_else(|e| e.into_inner());
         let classes = self.class_context().deps(
             read.iter().copied().chain(named),
-            replayed.as_deref().unwrap_or(&[]),
+            replayed.unwrap_or(Some(Vec::new())).as_deref(),
         );
         let entry = StoredScc {
             functions: entry,

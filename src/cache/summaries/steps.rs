@@ -67,10 +67,11 @@ struct StoredSteps {
     made: Vec<(Digest, Packed)>,
     /// Each pack's key and length.
     packs: Vec<(Digest, u64)>,
-    /// What the steps read of the points-to partition ([`crate::cache::class_deps`]): they
-    /// are replayed only while it reads the same.
+    /// What each member's steps read of the points-to partition
+    /// ([`crate::cache::class_deps`]), by the member's label, sorted: a member's steps are
+    /// replayed only while what they read reads the same.
     #[serde(default)]
-    classes: Option<ClassDeps>,
+    classes: Vec<(u64, ClassDeps)>,
 }
 
 /// Where a summary is: `len` bytes from `start` of pack `pack` (an index into
@@ -88,9 +89,10 @@ pub(super) struct Steps<'c, 'a> {
     cache: &'c SummaryCache<'a>,
     key: Key,
     stored: StoredSteps,
-    /// What the stored steps read of the partition (still the same): that of the steps
-    /// replayed, which this run does not record.
-    previous: Vec<Read>,
+    /// The members whose stored steps may be replayed, and what those read of the partition
+    /// (still the same; `None`: unnamed, the partition is the one they were taken on): what
+    /// the steps replayed read, which this run does not record.
+    previous: FxHashMap<FuncId, Option<Vec<Read>>>,
     /// This fixpoint's steps, and the summaries they made that no readable pack holds.
     steps: Mutex<FxHashMap<Digest, Outcome>>,
     made: Mutex<FxHashMap<Digest, Vec<u8>>>,
@@ -108,18 +110,18 @@ impl SummaryCache<'_> {
             .key(&self.context)
             .u64(self.labels.function(*first))
             .finish();
-        let mut stored: StoredSteps = self.store.get_value(STEPS, &key).unwrap_or_default();
+        let stored: StoredSteps = self.store.get_value(STEPS, &key).unwrap_or_default();
+        // A member whose steps read another answer of this partition has none replayed (the
+        // summaries only its steps made are dropped when this fixpoint's entry is written).
         let classes = self.class_context();
-        let previous = match &stored.classes {
-            Some(deps) if classes.still_hold(deps) => classes.reads(deps).to_vec(),
-            // Steps taken on another partition: none is replayed (their packs are dropped
-            // when this fixpoint's entry is written).
-            _ => {
-                stored.steps.clear();
-                Vec::new()
-            }
-        };
-        self.note_replayed_classes(*first, &previous);
+        let previous: FxHashMap<FuncId, Option<Vec<Read>>> = (stored.classes.iter())
+            .filter(|(_, deps)| classes.still_hold(deps))
+            .filter_map(|(label, deps)| {
+                let f = FuncId(self.labels.functions.id(*label)?);
+                Some((f, classes.reads(deps).map(<[Read]>::to_vec)))
+            })
+            .collect();
+        self.note_replayed_classes(*first, previous.values().map(Option::as_deref));
         Some(Steps {
             cache: self,
             key,
@@ -251,7 +253,7 @@ impl Steps<'_, '_> {
                 steps,
                 made,
                 packs,
-                classes: None,
+                classes: Vec::new(),
             },
             pack,
             dropped,
@@ -305,7 +307,10 @@ impl SccSteps for Steps<'_, '_> {
         k.finish().0
     }
 
-    fn replay(&self, input: &Digest) -> Option<Outcome> {
+    fn replay(&self, f: FuncId, input: &Digest) -> Option<Outcome> {
+        if !self.previous.contains_key(&f) {
+            return None;
+        }
         let steps = &self.stored.steps;
         let outcome = steps[steps.binary_search_by(|(i, _)| i.cmp(input)).ok()?].1;
         lock(&self.steps).insert(*input, outcome);
@@ -352,14 +357,20 @@ impl SccSteps for Steps<'_, '_> {
         Some(made)
     }
 
-    fn finish(&self, read: &[u32]) {
+    fn finish(&self, read: &[(FuncId, Vec<u32>)]) {
         let NextEntry {
             mut entry,
             pack,
             dropped,
         } = self.entry();
         let classes = self.cache.class_context();
-        entry.classes = Some(classes.deps(read.iter().copied(), &self.previous));
+        let each = read.iter().map(|(f, asked)| {
+            let previous = self.previous.get(f).map_or(Some(&[][..]), Option::as_deref);
+            (&asked[..], previous)
+        });
+        let labels = read.iter().map(|&(f, _)| self.cache.labels.function(f));
+        entry.classes = labels.zip(classes.deps_each(each)).collect();
+        entry.classes.sort_unstable_by_key(|&(label, _)| label);
         let store = &self.cache.store;
         if let Some((key, bytes)) = pack {
             if !store.put_or_warn(PACKS, &key, &bytes) {
