@@ -727,8 +727,9 @@ fn a_new_pointer_flow_replays_the_steps_of_the_members_that_do_not_read_it() {
         let repartitioned = s.cache.map_or(0, |c| c.repartitioned);
         (st.analyze_calls, st.replayed_steps, repartitioned)
     };
-    // `a` (w0's) and `b` (w1's) have their addresses taken, in two classes (a global whose
-    // address is taken has another declaration: the edits below must not change that).
+    // `a` (w0's) and `b` (w1's) have their addresses taken, in two classes named after them
+    // (so that the merge below renames one class: an object with no pointer to it is in a
+    // class of its own, named apart).
     let taken = "int *volatile pa = &a, *volatile pb = &b; (void)pa; (void)pb;";
     let in_main = |stmt: &str| {
         let stmt = format!("    {taken} {stmt}\n    pthread_mutex_lock(&m);\n");

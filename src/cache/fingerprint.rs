@@ -25,7 +25,7 @@ use rustc_hash::FxHashMap;
 use super::classes::NodeNamer;
 use super::labels::{hash64, hash_record, Labels};
 use super::{Key, KeyBuilder};
-use crate::ir::{FuncId, GlobalId, GlobalKind, Linkage, Loc, RecordId};
+use crate::ir::{FuncId, GlobalId, GlobalKind, Linkage, Loc, RecordId, VarFlags};
 use crate::link::Program;
 use crate::models::Models;
 use crate::pta::inclusion::{Bits, ObjectLabel, SiteObjects};
@@ -94,6 +94,9 @@ fn layout(program: &Program, labels: &Labels, function_decls: &[u64], global_dec
             k.u64(d);
         }
     }
+    for g in &program.globals {
+        k.u64(g.global.flags.address_taken.into());
+    }
     k.u64(labels.records.len() as u64);
     for r in 0..labels.records.len() as u32 {
         k.u64(labels.record(RecordId(r)));
@@ -149,7 +152,14 @@ fn global_decls(program: &Program, labels: &Labels) -> Vec<u64> {
             |p, i| {
                 let g = &program.globals[i].global;
                 // Not the location or the initializer: pointer flow from initializers is in the
-                // points-to fingerprint, and a global's line does not reach summaries.
+                // points-to fingerprint, and a global's line does not reach summaries. Not
+                // whether its address is taken: no analysis after the link reads it (what the
+                // address reaches is in the points-to partition), and a body naming the global
+                // would change with any `&g` elsewhere. The layout keeps it.
+                let flags = VarFlags {
+                    address_taken: false,
+                    ..g.flags
+                };
                 let kind = match g.kind {
                     GlobalKind::Global => "",
                     GlobalKind::StaticLocal { function } => program.names.get(function),
@@ -159,7 +169,7 @@ fn global_decls(program: &Program, labels: &Labels) -> Vec<u64> {
                         .u64(labels.global(GlobalId(i as u32)))
                         .str(&p.ty(g.ty))
                         .str(kind)
-                        .str(&format!("{:?} {:?} {}", g.linkage, g.flags, g.defined)),
+                        .str(&format!("{:?} {:?} {}", g.linkage, flags, g.defined)),
                 )
             },
         )
