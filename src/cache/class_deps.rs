@@ -12,8 +12,11 @@
 //! (that is what makes a class's members differ without its readers being analysed again).
 //! Nodes in classes private to one function are left out: those hold locals and return values
 //! no class points to, fixed by the bodies in the key; what they point to is asked for, and
-//! recorded, when the analysis follows the pointer. While the partition's fingerprint is the
-//! one the answers were recorded under, nothing is checked.
+//! recorded, when the analysis follows the pointer. A node the solver made (a class's target
+//! no program object stands for) is read by its class's name: the analysis got it as what a
+//! class points to, and that class's target, by name, is part of the answer about that class.
+//! While the partition's fingerprint is the one the answers were recorded under, nothing is
+//! checked.
 
 use std::sync::{Arc, OnceLock};
 

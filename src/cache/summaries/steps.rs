@@ -33,6 +33,12 @@
 //! 360 MB of the kernel's summaries again. A pack whose summaries are less than half still
 //! referred to is compacted into the new one and removed, so at most half of the packs' bytes
 //! are dead.
+//!
+//! A step's name leaves out the points-to partition, which it reads too: the entry keeps, per
+//! member, what that member's steps read of it ([`crate::cache::class_deps`]), and a member's
+//! steps are replayed only while those answers are the same — a new pointer flow that one
+//! member reads runs that member's steps again (and those whose inputs its new summary
+//! changes), not the whole fixpoint.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
