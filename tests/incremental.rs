@@ -318,27 +318,30 @@ fn a_new_function_or_global_reanalyses_only_what_names_it() {
     assert_eq!(analysed(&s), 3, "added, top, thr: {:?}", s.schedule.stats);
 }
 
-/// Three globals pointing to three objects; each `use_*` writes through one of them.
-const POINTERS: &str = r#"#include <pthread.h>
-int a, b, c;
-int *p = &a, *q = &b, *r = &c;
-void use_p(void) { *p = 1; }
-void use_q(void) { *q = 1; }
-void use_r(void) { *r = 1; }
-void edited(void) { }
-void *thr(void *x) { use_p(); use_q(); use_r(); edited(); return x; }
-int main(void) {
-    pthread_t t;
-    pthread_create(&t, 0, thr, 0);
-    thr(0);
-    return 0;
+/// A program of `definitions`, an empty `edited` (which edits replace), and a thread `thr`,
+/// run by `main` too, that calls `calls` and then `edited`.
+fn threaded(definitions: &str, calls: &str) -> String {
+    format!(
+        "#include <pthread.h>\n{definitions}void edited(void) {{ }}\n\
+         void *thr(void *x) {{ {calls} edited(); return x; }}\n\
+         int main(void) {{\n    pthread_t t;\n    pthread_create(&t, 0, thr, 0);\n    \
+         thr(0);\n    return 0;\n}}\n"
+    )
 }
-"#;
+
+/// Three globals pointing to three objects; each `use_*` writes through one of them.
+fn pointers() -> String {
+    threaded(
+        "int a, b, c;\nint *p = &a, *q = &b, *r = &c;\nvoid use_p(void) { *p = 1; }\n\
+         void use_q(void) { *q = 1; }\nvoid use_r(void) { *r = 1; }\n",
+        "use_p(); use_q(); use_r();",
+    )
+}
 
 #[test]
 fn a_new_pointer_flow_reanalyses_what_reads_the_classes_it_merges() {
     let (dir, _cache, store) = fresh();
-    let (_, cold) = run_edit(dir.path(), &store, POINTERS);
+    let (_, cold) = run_edit(dir.path(), &store, &pointers());
     assert_eq!(analysed(&cold), 6, "{:?}", cold.schedule.stats);
     // `p = q` merges the classes of `a` and `b`, which takes the name of one of them (the
     // smallest hash of its members' names). The function writing through the pointer to that
@@ -347,7 +350,7 @@ fn a_new_pointer_flow_reanalyses_what_reads_the_classes_it_merges() {
     // run's). `use_r` reads only `c`'s. `edited` changed; `thr` calls all of them, as `main`.
     // `edited` gets `body`: four SCCs are analysed and two reused.
     let merging = |body: &str, analysed_ones: &str, reused: &str| {
-        let text = POINTERS.replace("void edited(void) { }", body);
+        let text = pointers().replace("void edited(void) { }", body);
         let (_, s) = run_edit(dir.path(), &store, &text);
         assert_eq!(analysed(&s), 4, "{analysed_ones}: {:?}", s.schedule.stats);
         assert_eq!(s.schedule.stats.sccs_reused, 2, "{reused}");
@@ -360,7 +363,7 @@ fn a_new_pointer_flow_reanalyses_what_reads_the_classes_it_merges() {
     // Back: the classes split again. The one analysed under the merged classes has one entry
     // (its key names no class), written then: it is analysed again, comes out as in the cold
     // run, and the rest is reused.
-    let (_, s) = run_edit(dir.path(), &store, POINTERS);
+    let (_, s) = run_edit(dir.path(), &store, &pointers());
     assert_eq!(analysed(&s), 1, "use_p or use_q: {:?}", s.schedule.stats);
     // `r = &a` merges the classes of `c` and `a` likewise: one of `use_p` and `use_r` is
     // analysed again, `use_q` is reused.
@@ -754,29 +757,22 @@ fn a_new_pointer_flow_replays_the_steps_of_the_members_that_do_not_read_it() {
 
 /// `deref` writes through two pointers nothing names: the objects are the solver's own nodes,
 /// one of them not its class's representative (`pp = qq` merged two such classes).
-const SOLVER_NODES: &str = r#"#include <pthread.h>
-int **pp, **qq;
-void deref(void) { **pp = 1; }
-void join(void) { pp = qq; }
-void edited(void) { }
-void *thr(void *x) { deref(); join(); edited(); return x; }
-int main(void) {
-    pthread_t t;
-    pthread_create(&t, 0, thr, 0);
-    thr(0);
-    return 0;
+fn solver_nodes() -> String {
+    threaded(
+        "int **pp, **qq;\nvoid deref(void) { **pp = 1; }\nvoid join(void) { pp = qq; }\n",
+        "deref(); join();",
+    )
 }
-"#;
 
 #[test]
 fn what_the_solver_made_is_read_by_its_class() {
     let (dir, _cache, store) = fresh();
-    let (_, cold) = run_edit(dir.path(), &store, SOLVER_NODES);
+    let (_, cold) = run_edit(dir.path(), &store, &solver_nodes());
     assert_eq!(analysed(&cold), 5, "{:?}", cold.schedule.stats);
     // A new class elsewhere changes the partition's fingerprint: `deref`'s answers (the
     // classes of `pp` and of what it points to, named after `pp`) are the same, so it and
     // `join` are reused; only `edited` is analysed (its summary comes out as before).
-    let text = SOLVER_NODES.replace(
+    let text = solver_nodes().replace(
         "void edited(void) { }",
         "void edited(void) { static int s1, s2; int *volatile p = &s1; p = &s2; (void)p; }",
     );

@@ -35,8 +35,7 @@ impl ReadLog {
     /// The nodes the analyses of each of `functions` asked about so far.
     pub(super) fn each(&self, functions: &[FuncId]) -> Vec<(FuncId, Vec<u32>)> {
         let each = functions.iter().filter_map(|&f| {
-            let log = self.0.get(f.index())?;
-            let mut read = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let mut read = self.logged(f)?;
             read.sort_unstable();
             read.dedup();
             Some((f, read))
@@ -48,12 +47,18 @@ impl ReadLog {
     pub(super) fn of(&self, functions: &[FuncId]) -> Vec<u32> {
         let mut read: Vec<u32> = functions
             .iter()
-            .filter_map(|f| self.0.get(f.index()))
-            .flat_map(|log| log.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .filter_map(|&f| self.logged(f))
+            .flatten()
             .collect();
         read.sort_unstable();
         read.dedup();
         read
+    }
+
+    /// `f`'s log as it is (repeats possible).
+    fn logged(&self, f: FuncId) -> Option<Vec<u32>> {
+        let log = self.0.get(f.index())?;
+        Some(log.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 
     /// Forgets what the analyses of `functions` read (their SCC is done).
