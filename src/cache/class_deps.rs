@@ -10,11 +10,16 @@
 //! name that reads the same: the analysis is a function of its inputs, and every answer it
 //! got from the partition is then the same. Which other nodes joined a class is not read
 //! (that is what makes a class's members differ without its readers being analysed again).
-//! Nodes in classes private to one function are left out: those hold locals and return values
-//! no class points to, fixed by the bodies in the key; what they point to is asked for, and
-//! recorded, when the analysis follows the pointer. A node the solver made (a class's target
-//! no program object stands for) is read by its class's name: the analysis got it as what a
-//! class points to, and that class's target, by name, is part of the answer about that class.
+//! A node in a class private to one function (locals and return values no class points to)
+//! is read for what its class points to: the class's members are fixed by the bodies in the
+//! key, but not its target — a formal's comes from the callers. A node the solver made (a
+//! class's target no program object stands for) is read by its class's name: the analysis got
+//! it as what a class points to, and that class's target, by name, is part of the answer about
+//! that class (for a private class, its read). Until session 40 private nodes were left out,
+//! on the premise that their targets are recorded when the analysis follows the pointer — but
+//! the target was recorded as a node, whose class can keep its name when the pointer no longer
+//! points to it: a formal pointing into a class two merged objects shared, after the objects
+//! split again, still read the same (tests/incremental.rs, the walkers).
 //! While the partition's fingerprint is the one the answers were recorded under, nothing is
 //! checked.
 
@@ -38,11 +43,13 @@ pub enum ClassName {
 }
 
 /// One question the analysis asked: the class of a node (by the hash of its name,
-/// [`NodeNamer::name_hash`]), or, for a node of the analysis's own, about a class by name.
+/// [`NodeNamer::name_hash`]), for a node of the analysis's own about a class by name, and for
+/// a node in a class private to one function what that class points to.
 #[derive(Serialize, Deserialize, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub enum Read {
     Node(u64),
     Class(ClassName),
+    Target(u64),
 }
 
 /// What an SCC's summaries read of the partition (see the module documentation).
@@ -83,8 +90,7 @@ impl ClassContext<'_> {
         NodeNamer::with_alloc_ranks(self.program, self.pta, self.labels, ranks.clone())
     }
 
-    /// The node named by the hash, in this run, unless its class is private (no read names
-    /// one: the answer changed) or nodes of two classes have that name (strings of equal
+    /// The node named by the hash, in this run, unless nodes of two classes have that name (strings of equal
     /// text, records of equal label): which of them a read meant is not known, so it does
     /// not hold. Nodes of one name all in one class (equal strings merged, as most are)
     /// answer alike: whichever a read meant, it is among them (the body that holds it is in
@@ -97,9 +103,6 @@ impl ClassContext<'_> {
             let mut buffer = String::new();
             let mut by_hash: FxHashMap<u64, Option<u32>> = FxHashMap::default();
             for n in 0..self.pta.node_count() as u32 {
-                if self.classes.is_private(self.pta.class(n)) {
-                    continue;
-                }
                 if let Some(h) = namer.name_hash(n, &mut buffer) {
                     let class = self.pta.class(n);
                     by_hash
@@ -150,6 +153,9 @@ impl ClassContext<'_> {
     /// class's target, by name, is among what the answer about it records
     /// ([`ClassTable::readable`]). `None` if it has neither.
     fn read(&self, namer: &mut NodeNamer<'_>, buffer: &mut String, n: u32) -> Option<Read> {
+        if self.classes.is_private(self.pta.class(n)) {
+            return namer.name_hash(n, buffer).map(Read::Target);
+        }
         match namer.name_hash(n, buffer) {
             Some(h) => Some(Read::Node(h)),
             None => self.name(self.pta.class(n)).map(Read::Class),
@@ -166,9 +172,6 @@ impl ClassContext<'_> {
         for n in asked {
             let Some(list) = &mut reads else { break };
             let c = self.pta.class(n);
-            if self.classes.is_private(c) {
-                continue;
-            }
             match read(n) {
                 Some(r) => list.push((r, c)),
                 None => reads = None,
@@ -230,7 +233,7 @@ impl ClassContext<'_> {
     /// The class a read gets in this run.
     fn answer(&self, read: &Read) -> Option<u32> {
         match read {
-            Read::Node(h) => Some(self.pta.class(self.node(*h)?)),
+            Read::Node(h) | Read::Target(h) => Some(self.pta.class(self.node(*h)?)),
             Read::Class(ClassName::Canonical(h)) => self.classes.named(*h),
             Read::Class(ClassName::Member(m)) => {
                 self.classes
@@ -247,11 +250,25 @@ impl ClassContext<'_> {
     ) -> Option<[u8; 32]> {
         let mut k = KeyBuilder::new("class reads");
         for (read, class) in answers {
-            let c = class?;
+            let mut c = class?;
+            if let Read::Target(_) = read {
+                // Only a private class's target is read this way: a class no longer private
+                // is read otherwise now.
+                if !self.classes.is_private(c) {
+                    return None;
+                }
+                match crate::pta::reads::unrecorded(|| self.pta.deref_class(c)) {
+                    Some(t) => c = t,
+                    None => {
+                        k.u64(3);
+                        continue;
+                    }
+                }
+            }
             if self.classes.is_private(c) {
                 return None;
             }
-            if let Read::Node(_) = read {
+            if let Read::Node(_) | Read::Target(_) = read {
                 match self.name(c)? {
                     ClassName::Canonical(h) => k.u64(0).u64(h),
                     ClassName::Member(m) => k.u64(1).str(&m),

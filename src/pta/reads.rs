@@ -53,6 +53,23 @@ pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<u32>) {
     (result, read)
 }
 
+/// Runs `f` without noting what it asks: for answers that are not part of what the
+/// analysis computes from the partition, but derived again from it wherever they are used
+/// (an access's class that follows from its path, [`crate::summary::access::DERIVED_CLASS`]).
+pub fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+    let outer = READS.with_borrow_mut(Option::take);
+    // Restored on unwinding too.
+    struct Restore(Option<Reads>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            READS.with_borrow_mut(|r| *r = outer);
+        }
+    }
+    let _restore = Restore(outer);
+    f()
+}
+
 /// Notes that the class of `node` was asked for, if a recording runs on this thread.
 #[inline]
 pub(super) fn note(node: u32) {
@@ -96,5 +113,17 @@ mod tests {
         );
         let (_, after) = recording(|| ());
         assert!(after.is_empty());
+    }
+
+    #[test]
+    fn what_runs_unrecorded_is_not_noted_and_the_recording_goes_on_after_it() {
+        let (_, read) = recording(|| {
+            note(1);
+            unrecorded(|| note(2));
+            note(3);
+        });
+        let mut read = read;
+        read.sort_unstable();
+        assert_eq!(read, vec![1, 3]);
     }
 }

@@ -92,6 +92,14 @@ pub const MAX_ACCESSES: usize = 2000;
 /// however many program points perform it — summary sizes depend on that. A few of those program
 /// points are kept as witnesses for reports; the race check does not depend on them.
 ///
+/// What the summaries cache stores as an access's class when the class follows from the
+/// access's path in the summarised function ([`crate::summary::path::Classes::access_class`]):
+/// it derives the class again when it loads the summary, so a stored summary does not depend
+/// on which class the path has — a new flow that merges two classes changes no summary but
+/// of the functions whose analysis read them otherwise. Never in a summary the analyses see:
+/// class ids are node ids, far below it.
+pub const DERIVED_CLASS: u32 = u32::MAX;
+
 /// The lvalue and lockset are indices into the summary's tables ([`AccessTables`]): a summary
 /// has far fewer distinct paths and locksets than accesses, and callers rebind each once.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
@@ -105,7 +113,8 @@ pub struct GuardedAccess {
     /// unknown type, or sites of several classes): what C's effective types say it may touch.
     #[serde(default)]
     pub value: Option<AliasClass>,
-    /// The points-to class of the accessed memory (the race stage buckets by it).
+    /// The points-to class of the accessed memory (the race stage buckets by it): the class
+    /// its path has ([`crate::summary::path::Classes::access_class`]) when it has one.
     pub class: Option<u32>,
     /// Whether threads the summarised function created may run at the access.
     #[serde(default)]

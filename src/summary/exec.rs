@@ -571,7 +571,7 @@ impl<'a> FnAnalysis<'a> {
         if let Some(path) = self.normalize(path) {
             // The class follows from the path when it can (deterministic: the first access
             // found with a path must not decide it); the IR's class only otherwise.
-            let class = self.classes.class(&path).or_else(fallback_class);
+            let class = self.classes.access_class(&path).or_else(fallback_class);
             let key = (
                 col.accesses.path_id(path),
                 col.accesses.lockset_id(&st.locks),

@@ -107,6 +107,16 @@ impl Classes<'_> {
         self.class_of(path.root, &path.steps)
     }
 
+    /// The class an access to `path` gets: [`Classes::class`], found without noting what it
+    /// asked of the partition — the summaries cache does not store it but derives it again
+    /// from the path ([`super::access::DERIVED_CLASS`]), so it is no part of what the analysis
+    /// read. When the path has no class it is asked again, noted: the access then takes a
+    /// class from elsewhere, which its summary names, and a partition in which the path had
+    /// one would have given it that one instead.
+    pub fn access_class(&self, path: &Path) -> Option<u32> {
+        crate::pta::reads::unrecorded(|| self.class(path)).or_else(|| self.class(path))
+    }
+
     /// [`Classes::class`] of the path `root·steps` (no path is built: this runs for every
     /// rebound access).
     fn class_of(&self, root: Root, steps: &[Step]) -> Option<u32> {

@@ -7,7 +7,7 @@
 //! freshly computed summary has (sorted tables, accesses and `may` sets): a loaded summary is
 //! equal to the one the analysis would compute.
 
-use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn};
+use super::access::{sorted_table, AccessTables, GuardedAccess, Spawn, DERIVED_CLASS};
 use super::chain::{CalleeMemo, Chain, LocMemo, SiteLocs, VisitMemo};
 use super::lockset::{Lock, RelativeLockset};
 use super::owned;
@@ -95,7 +95,8 @@ impl Summary {
         for l in &self.tables.locksets {
             lockset(l, m)?;
         }
-        for c in self.accesses.iter().filter_map(|a| a.class) {
+        let named = self.accesses.iter().filter_map(|a| a.class);
+        for c in named.filter(|&c| c != DERIVED_CLASS) {
             m.class(c)?;
         }
         lockset(&self.lockset, m)?;
@@ -299,7 +300,7 @@ fn remap_accesses(
         }
         a.path = *path_new.get(a.path as usize)?;
         a.locks = *lockset_new.get(a.locks as usize)?;
-        if let Some(c) = &mut a.class {
+        if let Some(c) = a.class.as_mut().filter(|c| **c != DERIVED_CLASS) {
             *c = m.class(*c)?;
         }
     }

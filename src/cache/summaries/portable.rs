@@ -13,9 +13,11 @@ use crate::cache::labels::Labels;
 use crate::cache::{store, Corruption};
 use crate::ir::{FuncId, GlobalId, Loc, Name, RecordId};
 use crate::link::Program;
-use crate::pta::PointsTo;
+use crate::pta::{reads, PointsTo};
+use crate::summary::access::DERIVED_CLASS;
 use crate::summary::chain::{self, ChainTable};
 use crate::summary::intern;
+use crate::summary::path::Classes;
 use crate::summary::remap::IdMap;
 use crate::summary::{shared_set, SharedSets, Summary};
 
@@ -114,7 +116,9 @@ impl SummaryCache<'_> {
         form: LocForm,
         owners: &mut Vec<FuncId>,
     ) -> Option<Vec<u8>> {
-        let used = self.used_ids(s)?;
+        let mut summary = s.clone();
+        self.mark_derived_classes(f, &mut summary);
+        let used = self.used_ids(&summary)?;
         let private_index: FxHashMap<u32, u32> = used
             .private
             .iter()
@@ -138,7 +142,6 @@ impl SummaryCache<'_> {
             records: &used.records,
         };
         // Locations first: their owners are this run's functions until the summary is renamed.
-        let mut summary = s.clone();
         let mut ranked = true;
         let sites = summary.map_locs_but_chains(f, &mut |l, owner| match form {
             LocForm::Relative => self.relative_loc(l, owner),
@@ -193,6 +196,44 @@ impl SummaryCache<'_> {
             shared,
         };
         store::encode(&portable).ok()
+    }
+
+    /// Marks the accesses of `s` (`f`'s summary) whose class is the one their path has in
+    /// `f` ([`DERIVED_CLASS`]): the portable form names the classes an analysis found, not
+    /// those that follow from the paths it stores ([`Classes::access_class`]). Not in a
+    /// summary widened for size, whose classes are those of the accesses it merged.
+    fn mark_derived_classes(&self, f: FuncId, s: &mut Summary) {
+        if s.coarsened {
+            return;
+        }
+        let derived = self.path_classes(f, s);
+        for a in &mut s.accesses {
+            if a.class.is_some() && a.class == derived[a.path as usize] {
+                a.class = Some(DERIVED_CLASS);
+            }
+        }
+    }
+
+    /// Gives the marked accesses of `s` (`f`'s summary, loaded) the class their path has in
+    /// this run's partition; `None` if one has none (the summary does not fit it).
+    fn derive_marked_classes(&self, f: FuncId, s: &mut Summary) -> Option<()> {
+        let derived = self.path_classes(f, s);
+        for a in &mut s.accesses {
+            if a.class == Some(DERIVED_CLASS) {
+                a.class = Some(derived[a.path as usize]?);
+            }
+        }
+        Some(())
+    }
+
+    /// The class of each path of `s`'s table in `f`, asked without noting it.
+    fn path_classes(&self, f: FuncId, s: &Summary) -> Vec<Option<u32>> {
+        let classes = Classes {
+            program: self.program,
+            pta: self.pta,
+            func: f,
+        };
+        reads::unrecorded(|| s.tables.paths.iter().map(|p| classes.class(p)).collect())
     }
 
     /// The names, private classes, functions, globals and records `s` names, sorted (the
@@ -296,6 +337,8 @@ impl SummaryCache<'_> {
         let mut s = summary
             .into_remapped(&mut from)
             .ok_or_else(|| Corruption::Decode("a name or class out of range".into()))?;
+        self.derive_marked_classes(f, &mut s)
+            .ok_or(LoadError::Stale)?;
         let mut valid = true;
         s.map_locs(f, &mut |l, owner| {
             let at = match form {

@@ -502,6 +502,11 @@ impl FnAnalysis<'_> {
             .map(|j| self.kept_private(st, s, j, &call.args[j]))
             .collect();
         let phase = st.threads.phase();
+        let callee = Classes {
+            program: self.ctx.program,
+            pta: self.ctx.pta,
+            func: g,
+        };
         // Each distinct path and lockset of the callee is rebound once.
         let paths: Vec<Vec<(PathId, Option<u32>)>> = s
             .tables
@@ -517,7 +522,12 @@ impl FnAnalysis<'_> {
                     .into_iter()
                     .filter_map(|q| self.normalize(q))
                     .map(|q| {
-                        let class = self.classes.class(&q);
+                        let class = self.classes.access_class(&q);
+                        if class.is_none() {
+                            // The access keeps the callee's class, which may be the one its
+                            // path has there: what that asked of the partition is read here.
+                            callee.class(p);
+                        }
                         (col.accesses.path_id(q), class)
                     })
                     .collect()
