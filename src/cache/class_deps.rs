@@ -257,8 +257,17 @@ impl ClassContext<'_> {
                 if !self.classes.is_private(c) {
                     return None;
                 }
-                match crate::pta::reads::unrecorded(|| self.pta.deref_class(c)) {
-                    Some(t) => c = t,
+                let target = crate::pta::reads::unrecorded(|| self.pta.deref_class(c));
+                match target.map(|t| (t, self.name(t))) {
+                    Some((t, Some(_))) => c = t,
+                    // A class without a name (the solver's nodes only): an analysis that
+                    // followed the pointer asked about its node, a read that cannot be named
+                    // (the SCC is analysed again on any change of the partition); one that did
+                    // not got nothing of it.
+                    Some((_, None)) => {
+                        k.u64(4);
+                        continue;
+                    }
                     None => {
                         k.u64(3);
                         continue;
