@@ -49,7 +49,8 @@ pub enum ClassName {
 pub enum Read {
     Node(u64),
     Class(ClassName),
-    Target(u64),
+    /// What a private class points to; the class by its name ([`ClassTable::private_name`]).
+    Target(String),
 }
 
 /// What an SCC's summaries read of the partition (see the module documentation).
@@ -90,7 +91,8 @@ impl ClassContext<'_> {
         NodeNamer::with_alloc_ranks(self.program, self.pta, self.labels, ranks.clone())
     }
 
-    /// The node named by the hash, in this run, unless nodes of two classes have that name (strings of equal
+    /// The node named by the hash, in this run, unless its class is private (no read names
+    /// one: the answer changed) or nodes of two classes have that name (strings of equal
     /// text, records of equal label): which of them a read meant is not known, so it does
     /// not hold. Nodes of one name all in one class (equal strings merged, as most are)
     /// answer alike: whichever a read meant, it is among them (the body that holds it is in
@@ -103,6 +105,9 @@ impl ClassContext<'_> {
             let mut buffer = String::new();
             let mut by_hash: FxHashMap<u64, Option<u32>> = FxHashMap::default();
             for n in 0..self.pta.node_count() as u32 {
+                if self.classes.is_private(self.pta.class(n)) {
+                    continue;
+                }
                 if let Some(h) = namer.name_hash(n, &mut buffer) {
                     let class = self.pta.class(n);
                     by_hash
@@ -153,8 +158,14 @@ impl ClassContext<'_> {
     /// class's target, by name, is among what the answer about it records
     /// ([`ClassTable::readable`]). `None` if it has neither.
     fn read(&self, namer: &mut NodeNamer<'_>, buffer: &mut String, n: u32) -> Option<Read> {
-        if self.classes.is_private(self.pta.class(n)) {
-            return namer.name_hash(n, buffer).map(Read::Target);
+        let c = self.pta.class(n);
+        if self.classes.is_private(c) {
+            // By the class's name: the solver's own nodes in it have none, and all of them
+            // point where the class does.
+            let name = self
+                .classes
+                .private_name(self.program, self.pta, self.labels, c);
+            return name.map(Read::Target);
         }
         match namer.name_hash(n, buffer) {
             Some(h) => Some(Read::Node(h)),
@@ -233,9 +244,9 @@ impl ClassContext<'_> {
     /// The class a read gets in this run.
     fn answer(&self, read: &Read) -> Option<u32> {
         match read {
-            Read::Node(h) | Read::Target(h) => Some(self.pta.class(self.node(*h)?)),
+            Read::Node(h) => Some(self.pta.class(self.node(*h)?)),
             Read::Class(ClassName::Canonical(h)) => self.classes.named(*h),
-            Read::Class(ClassName::Member(m)) => {
+            Read::Class(ClassName::Member(m)) | Read::Target(m) => {
                 self.classes
                     .private_class(self.program, self.pta, self.labels, m)
             }
