@@ -131,7 +131,9 @@ impl ClassContext<'_> {
     pub fn deps(&self, asked: impl IntoIterator<Item = u32>, more: Option<&[Read]>) -> ClassDeps {
         let mut namer = self.namer();
         let mut buffer = String::new();
-        self.deps_with(&mut |n| self.read(&mut namer, &mut buffer, n), asked, more)
+        let mut private = FxHashMap::default();
+        let mut read = |n| self.read(&mut namer, &mut buffer, &mut private, n);
+        self.deps_with(&mut read, asked, more)
     }
 
     /// [`ClassContext::deps`] of each `(asked, more)`, naming each node once (the members of a
@@ -142,10 +144,11 @@ impl ClassContext<'_> {
     ) -> Vec<ClassDeps> {
         let mut namer = self.namer();
         let mut buffer = String::new();
+        let mut private = FxHashMap::default();
         let mut named: FxHashMap<u32, Option<Read>> = FxHashMap::default();
         let mut read = |n: u32| {
             (named.entry(n))
-                .or_insert_with(|| self.read(&mut namer, &mut buffer, n))
+                .or_insert_with(|| self.read(&mut namer, &mut buffer, &mut private, n))
                 .clone()
         };
         (each.into_iter())
@@ -157,15 +160,26 @@ impl ClassContext<'_> {
     /// by its class's name — the analysis got it as what a class points to (`pts`), and that
     /// class's target, by name, is among what the answer about it records
     /// ([`ClassTable::readable`]). `None` if it has neither.
-    fn read(&self, namer: &mut NodeNamer<'_>, buffer: &mut String, n: u32) -> Option<Read> {
+    /// `private` keeps the reads of private classes made so far (naming one takes the names
+    /// of its members, and a function asks about most of its locals).
+    fn read(
+        &self,
+        namer: &mut NodeNamer<'_>,
+        buffer: &mut String,
+        private: &mut FxHashMap<u32, Option<Read>>,
+        n: u32,
+    ) -> Option<Read> {
         let c = self.pta.class(n);
         if self.classes.is_private(c) {
             // By the class's name: the solver's own nodes in it have none, and all of them
             // point where the class does.
-            let name = self
-                .classes
-                .private_name(self.program, self.pta, self.labels, c);
-            return name.map(Read::Target);
+            let name = || {
+                let name = self
+                    .classes
+                    .private_name(self.program, self.pta, self.labels, c);
+                name.map(Read::Target)
+            };
+            return private.entry(c).or_insert_with(name).clone();
         }
         match namer.name_hash(n, buffer) {
             Some(h) => Some(Read::Node(h)),

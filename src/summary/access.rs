@@ -88,10 +88,6 @@ pub const MAX_WITNESSES: usize = 64;
 /// A summary with more guarded accesses than this is widened ([`AccessSet::coarsen`]).
 pub const MAX_ACCESSES: usize = 2000;
 
-/// RELAY's guarded access `(o, L, k)`: one per lvalue, relative lockset, kind (and atomicity),
-/// however many program points perform it — summary sizes depend on that. A few of those program
-/// points are kept as witnesses for reports; the race check does not depend on them.
-///
 /// What the summaries cache stores as an access's class when the class follows from the
 /// access's path in the summarised function ([`crate::summary::path::Classes::access_class`]):
 /// it derives the class again when it loads the summary, so a stored summary does not depend
@@ -100,6 +96,10 @@ pub const MAX_ACCESSES: usize = 2000;
 /// class ids are node ids, far below it.
 pub const DERIVED_CLASS: u32 = u32::MAX;
 
+/// RELAY's guarded access `(o, L, k)`: one per lvalue, relative lockset, kind (and atomicity),
+/// however many program points perform it — summary sizes depend on that. A few of those program
+/// points are kept as witnesses for reports; the race check does not depend on them.
+///
 /// The lvalue and lockset are indices into the summary's tables ([`AccessTables`]): a summary
 /// has far fewer distinct paths and locksets than accesses, and callers rebind each once.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
