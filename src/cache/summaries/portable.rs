@@ -1,8 +1,10 @@
 //! The portable form of a summary (what a `summary` entry holds): interned names as text,
-//! points-to classes by canonical rank or by name, functions, globals and records as indices
-//! into the summary's own tables of labels and declaration hashes ([`crate::cache::labels`]),
-//! locations ranked among their function's own or relative to its start; and the renamings
-//! between it and this run's ids ([`crate::summary::remap::IdMap`]).
+//! points-to classes by canonical name hash or by private name (an access's class that follows
+//! from its path not at all: marked [`DERIVED_CLASS`] and derived again when loaded),
+//! functions, globals and records as indices into the summary's own tables of labels and
+//! declaration hashes ([`crate::cache::labels`]), locations ranked among their function's own
+//! or relative to its start; and the renamings between it and this run's ids
+//! ([`crate::summary::remap::IdMap`]).
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
