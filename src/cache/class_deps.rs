@@ -183,7 +183,7 @@ impl ClassContext<'_> {
         }
         match namer.name_hash(n, buffer) {
             Some(h) => Some(Read::Node(h)),
-            None => self.name(self.pta.class(n)).map(Read::Class),
+            None => self.name(c).map(Read::Class),
         }
     }
 

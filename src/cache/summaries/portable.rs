@@ -219,6 +219,9 @@ impl SummaryCache<'_> {
     /// Gives the marked accesses of `s` (`f`'s summary, loaded) the class their path has in
     /// this run's partition; `None` if one has none (the summary does not fit it).
     fn derive_marked_classes(&self, f: FuncId, s: &mut Summary) -> Option<()> {
+        if !s.accesses.iter().any(|a| a.class == Some(DERIVED_CLASS)) {
+            return Some(());
+        }
         let derived = self.path_classes(f, s);
         for a in &mut s.accesses {
             if a.class == Some(DERIVED_CLASS) {
