@@ -600,6 +600,38 @@ fn summaries_reaching_a_collapsed_scc_are_cached_by_reference() {
     );
 }
 
+#[test]
+fn a_reused_collapsed_scc_whose_members_are_lost_is_analysed_again() {
+    let path = common::c_fixtures("race")
+        .into_iter()
+        .find(|p| p.ends_with("collapsed_scc.c"))
+        .expect("fixture collapsed_scc.c");
+    let options = collapsing_at_two();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let p = program(&path, 0);
+    let run = |store: Option<&Store>| {
+        let s = pipeline::summarize_cached(&p, &Models::builtin(), &options, store);
+        (s.summaries, s.cache)
+    };
+    run(Some(&store));
+    // Every SCC is found stored and the collapsed one's set named; only building the set,
+    // once the schedule is done, reads its members' summaries — which are corrupt.
+    for e in walk(&dir.path().join("summary")) {
+        let mut bytes = std::fs::read(&e).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(e, bytes).unwrap();
+    }
+    let (warm, cache) = run(Some(&store));
+    let fresh = run(None).0;
+    let cache = cache.unwrap();
+    assert!(cache.lost_before > 0, "the set could not be built");
+    assert_eq!(warm.stats.collapsed_sccs, 1);
+    assert_eq!(warm.stats.shared_accesses, fresh.stats.shared_accesses);
+    assert_same(&p, &warm, &fresh, "collapsed_scc.c");
+}
+
 /// A ring of five functions, collapsed at `--collapse-scc 2`, called by a thread and `main`
 /// (which takes the lock the edits below take: the program's functions and points-to classes,
 /// part of every key, stay the same).

@@ -348,10 +348,11 @@ impl SccAnalysis for Context<'_> {
         if !self.collapsed(scc) {
             return;
         }
-        let Some(&first) = scc.functions.first() else {
+        let Some(set) = self.name_set(scc) else {
             return;
         };
-        let set = self.class_reads.run(first, || self.share(scc, summaries));
+        self.class_reads
+            .run(set.scc, || self.share(scc, summaries, &set));
         for s in summaries.iter_mut().flatten() {
             shared::merge_into(&mut Arc::make_mut(s).shared, std::slice::from_ref(&set));
         }
@@ -360,9 +361,11 @@ impl SccAnalysis for Context<'_> {
     fn stored(&self, scc: &Scc) -> Option<Vec<bool>> {
         let store = self.store?;
         let facts = store.reuse(scc)?;
-        if let (true, Some(&first)) = (self.collapsed(scc), scc.functions.first()) {
-            self.pending_sets
-                .add(self.cg.scc_of[first.index()], facts.clone());
+        if self.collapsed(scc) {
+            if let Some(set) = self.name_set(scc) {
+                let of = self.cg.scc_of[set.scc.index()];
+                self.pending_sets.add(of, set, facts.clone());
+            }
         }
         let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         for (&f, facts) in scc.functions.iter().zip(&facts) {
@@ -374,9 +377,7 @@ impl SccAnalysis for Context<'_> {
     }
 
     fn load(&self, f: FuncId) -> Option<Summary> {
-        let store = self.store?;
-        self.rebuild_sets_reached(store, f);
-        store.load(f, &self.shared_sets)
+        self.store?.load(f, &self.shared_sets)
     }
 
     fn finished(
@@ -436,10 +437,6 @@ impl StepMemo<Summary> for ContextSteps<'_, '_> {
     }
 
     fn load(&self, f: FuncId, digest: &Digest) -> Option<Summary> {
-        // The step's summary may refer to the sets of collapsed SCCs below, as a load does.
-        if let Some(store) = self.cx.store {
-            self.cx.rebuild_sets_reached(store, f);
-        }
         self.steps.load(f, digest, &self.cx.shared_sets)
     }
 
@@ -454,8 +451,20 @@ impl StepMemo<Summary> for ContextSteps<'_, '_> {
 }
 
 impl Context<'_> {
-    /// Builds and registers the shared set of collapsed `scc` from its members' summaries.
-    fn share(&self, scc: &Scc, summaries: &[Option<Arc<Summary>>]) -> Arc<SharedAccesses> {
+    /// Names the shared set of collapsed `scc` among the run's sets, its accesses not built yet:
+    /// summaries that refer to it can be loaded from then on.
+    fn name_set(&self, scc: &Scc) -> Option<Arc<SharedAccesses>> {
+        let &first = scc.functions.first()?;
+        let set = Arc::new(SharedAccesses::named(first, scc.functions.len()));
+        self.shared_sets
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(first, set.clone());
+        Some(set)
+    }
+
+    /// Builds the accesses of `set`, collapsed `scc`'s, from its members' summaries.
+    fn share(&self, scc: &Scc, summaries: &[Option<Arc<Summary>>], set: &SharedAccesses) {
         let owned = match &self.called_from_outside {
             Some(outside) => {
                 let members: Vec<Option<&Summary>> =
@@ -464,24 +473,16 @@ impl Context<'_> {
             }
             None => owned::OwnedFormals::none(),
         };
-        let set = Arc::new(SharedAccesses::build(
-            self.program,
-            self.pta,
-            scc,
-            summaries,
-            &owned,
-        ));
-        self.shared_sets
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(set.scc, set.clone());
+        let content = shared::SetContent::build(self.program, self.pta, scc, summaries, &owned);
         let mut acc = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         acc.stats.collapsed_sccs += 1;
         acc.stats.collapsed_functions += scc.functions.len();
-        acc.stats.shared_accesses += set.accesses.len();
-        acc.stats.owned_formals += set.owned_formals;
-        acc.stats.owned_accesses += set.owned_accesses;
-        set
+        acc.stats.shared_accesses += content.accesses.len();
+        acc.stats.owned_formals += content.owned_formals;
+        acc.stats.owned_accesses += content.owned_accesses;
+        drop(acc);
+        let filled = set.fill(content);
+        debug_assert!(filled, "a shared set built twice");
     }
 }
 

@@ -168,7 +168,7 @@ impl SummaryPrinter<'_> {
                 out,
                 "  + {} accesses shared by the {} functions of the collapsed SCC of {} \
                  (not listed)",
-                sh.accesses.len(),
+                sh.content().accesses.len(),
                 sh.functions,
                 self.program.function_label(sh.scc),
             );

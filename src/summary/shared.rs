@@ -13,7 +13,7 @@
 //!   callee's lockset, thread and return effects, not its accesses: each member's summary
 //!   holds its *own* accesses (its body's and those of callees outside the SCC);
 //! - when the fixpoint is done, the own accesses of all members are put together once, in
-//!   a form that does not depend on any member's entry ([`SharedAccesses::build`]): paths as
+//!   a form that does not depend on any member's entry ([`SetContent::build`]): paths as
 //!   their representatives (`p.f`, like the paths of a recursive call), locksets as acquired
 //!   in the performing member. Every member's summary refers to this one set, and every
 //!   caller inherits the references of its callees ([`Summary::shared`]) instead of copying
@@ -29,7 +29,7 @@
 //! phase is `Threaded` (not ordered by `main`'s thread creations). That can only add warnings.
 //! Call chains of shared accesses start at the member that performs them.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::access::{AccessSet, AccessTables, AccessView, GuardedAccess};
 
@@ -47,11 +47,20 @@ use crate::link::Program;
 use crate::pta::PointsTo;
 
 /// The accesses of every function of a collapsed SCC, independent of their entries.
+///
+/// Named when the SCC is done; its accesses ([`SetContent`]) are built then when the SCC was
+/// analysed, and later when it was reused from a store ([`super::stored_sets`]): summaries
+/// that refer to the set only hold it by name until the race stage reads it.
 pub struct SharedAccesses {
     /// The SCC's smallest function: names the set (there is one per collapsed SCC).
     pub scc: FuncId,
     /// Number of functions of the SCC.
     pub functions: usize,
+    content: OnceLock<SetContent>,
+}
+
+/// A shared set's accesses.
+pub struct SetContent {
     pub accesses: Vec<GuardedAccess>,
     pub tables: AccessTables,
     /// The accesses were merged per representative path ([`AccessSet::coarsen`]).
@@ -61,7 +70,7 @@ pub struct SharedAccesses {
     pub owned_accesses: usize,
 }
 
-impl SharedAccesses {
+impl SetContent {
     /// Puts together the own accesses of the SCC's members (`summaries`, parallel to
     /// `scc.functions`), but those inside objects their formals own ([`OwnedFormals`]).
     pub fn build(
@@ -70,7 +79,7 @@ impl SharedAccesses {
         scc: &Scc,
         summaries: &[Option<Arc<Summary>>],
         owned: &OwnedFormals,
-    ) -> SharedAccesses {
+    ) -> SetContent {
         let mut set = AccessSet::default();
         let mut private = 0;
         for (&f, s) in scc.functions.iter().zip(summaries) {
@@ -128,9 +137,7 @@ impl SharedAccesses {
             set = set.coarsen(|p| classes.object_member(p));
         }
         let (tables, accesses) = set.finish();
-        SharedAccesses {
-            scc: scc.functions[0],
-            functions: scc.functions.len(),
+        SetContent {
             accesses,
             tables,
             coarsened,
@@ -138,23 +145,36 @@ impl SharedAccesses {
             owned_accesses: private,
         }
     }
+}
 
-    /// A set with no access, named `scc` (a stand-in while a stored SCC's set is rebuilt).
-    pub fn empty(scc: FuncId, functions: usize) -> SharedAccesses {
-        let (tables, accesses) = AccessSet::default().finish();
+impl SharedAccesses {
+    /// The set of the collapsed SCC named `scc`, of `functions` functions, its accesses still
+    /// to be built ([`Self::fill`]).
+    pub fn named(scc: FuncId, functions: usize) -> SharedAccesses {
         SharedAccesses {
             scc,
             functions,
-            accesses,
-            tables,
-            coarsened: false,
-            owned_formals: 0,
-            owned_accesses: 0,
+            content: OnceLock::new(),
         }
     }
 
+    /// Gives the set its accesses; `false` if it has them already.
+    pub fn fill(&self, content: SetContent) -> bool {
+        self.content.set(content).is_ok()
+    }
+
+    /// The set's accesses. They are built before the summaries stage ends whenever a later
+    /// stage reads summaries ([`super::Setup::sets_needed`]): reading a set without them is a
+    /// bug in the pipeline, not a property of the input.
+    pub fn content(&self) -> &SetContent {
+        self.content
+            .get()
+            .expect("a collapsed SCC's shared set is read before it is built")
+    }
+
     pub fn accesses(&self) -> impl Iterator<Item = AccessView<'_>> {
-        self.accesses.iter().map(|a| self.tables.view(a))
+        let content = self.content();
+        content.accesses.iter().map(|a| content.tables.view(a))
     }
 }
 
@@ -198,12 +218,11 @@ impl Eq for SharedAccesses {}
 
 impl std::fmt::Debug for SharedAccesses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let accesses = self.content.get().map(|c| c.accesses.len());
         write!(
             f,
-            "SharedAccesses({:?}, {} functions, {} accesses)",
-            self.scc,
-            self.functions,
-            self.accesses.len()
+            "SharedAccesses({:?}, {} functions, {:?} accesses)",
+            self.scc, self.functions, accesses
         )
     }
 }
