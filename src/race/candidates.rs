@@ -97,6 +97,22 @@ impl<'a> Performers<'a> {
         }
     }
 
+    /// The performer that is entry `entry`, if one is.
+    pub fn find(&self, entry: usize) -> Option<Performer<'a>> {
+        match self {
+            Performers::Listed(l) => l
+                .binary_search_by_key(&entry, |p| p.entry)
+                .ok()
+                .map(|i| l[i]),
+            Performers::Reaching {
+                entries, witnesses, ..
+            } => entries
+                .binary_search(&entry)
+                .ok()
+                .map(|_| Performer { entry, witnesses }),
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Performer<'a>> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }

@@ -379,10 +379,31 @@ fn race<'a>(
         access: g.view(p),
         also: Vec::new(),
     };
+    let performers = [p.entry, q.entry].map(|e| e as u32);
     let (x, y) = (side(x, p), side(y, q));
     let key = |s: &Side<'_>| (s.access.witness().loc, s.entry);
     let (first, second) = if key(&x) <= key(&y) { (x, y) } else { (y, x) };
-    Pair { first, second }
+    Pair {
+        first,
+        second,
+        performers,
+    }
+}
+
+/// The race [`check`] found between groups `x` and `y`, made again from the performances it
+/// was found between (entries `p` of `x` and `q` of `y`, [`Pair::performers`]) without testing
+/// them: what a replayed bucket of the pair memo holds ([`super::memo`]). `None` if a group has
+/// no such performer (a stale record).
+pub(super) fn remake<'a>(
+    cx: &PairContext<'_>,
+    x: &Group<'a>,
+    p: u32,
+    y: &Group<'a>,
+    q: u32,
+) -> Option<Pair<'a>> {
+    let p = x.performers.find(p as usize)?;
+    let q = y.performers.find(q as usize)?;
+    Some(race(cx, x, &p, y, &q))
 }
 
 /// The paths thread-private arguments can apply to: inside the thread argument's object.

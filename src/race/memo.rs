@@ -22,8 +22,10 @@
 //! buckets it does not reach as they were. Records, record keys and entries are hashed as
 //! they are (an edit that adds a record changes the summaries' context anyway; entries are
 //! hashed in the context in their order). The witnesses' sites are not hashed: the check
-//! does not read them, and a replayed race is checked again on this run's groups, so it names
-//! this run's sites. The inclusion-based objects (`--inclusion`) are numbered per run: a
+//! does not read them, and a replayed race is made again on this run's groups from the two
+//! performances it was found between ([`BucketRecord::performers`]), so it names this run's
+//! sites without being checked again (checking again cost what checking does: most of
+//! SQLite's race stage after an edit). The inclusion-based objects (`--inclusion`) are numbered per run: a
 //! group's set is named by its objects' names, which the findings key gives them
 //! ([`StableIds::objects`]; without them nothing is reused), and by whether unknown code
 //! reaches one of them — what the distinct-objects test reads of it.
@@ -82,6 +84,12 @@ pub(super) struct BucketRecord {
     /// Its racing checks, as (head, partner) positions in [`Arranged`]'s order, in the order
     /// they were found.
     pub racing: Vec<(u32, u32)>,
+    /// Parallel to `racing` (a bucket's, not a whole-object task's): the entries (indices) of
+    /// the head's and the partner's performances the race was found between
+    /// ([`super::pairs::Pair::performers`]). A replayed race is made again from them, on this
+    /// run's groups, without checking it again.
+    #[serde(default)]
+    pub performers: Vec<[u32; 2]>,
 }
 
 impl PairMemo {

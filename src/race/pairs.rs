@@ -15,7 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use super::candidates::{same_sites, Candidates, Group};
-use super::check::{check, PairContext, Scratch};
+use super::check::{check, remake, PairContext, Scratch};
 use super::memo::{self, BucketRecord, PairMemo};
 use super::objects::AccessObjects;
 use super::rows::{chunks, Arranged, Chunk, Unreported};
@@ -88,6 +88,10 @@ impl Pair<'_> {
 pub struct Pair<'a> {
     pub first: Side<'a>,
     pub second: Side<'a>,
+    /// The entries (indices) of the two performances the check found racing, in the order of
+    /// the groups it checked (not `first`, `second`): what the pair memo keeps to make the
+    /// race again ([`super::memo::BucketRecord::performers`]).
+    pub performers: [u32; 2],
 }
 
 /// Chord-style counts of the pair stages.
@@ -293,6 +297,7 @@ pub fn racing_pairs<'a>(
                     if let Some(r) = records.get_mut(chunk.bucket) {
                         r.stats.add(&s);
                         r.racing.append(&mut local.racing);
+                        r.performers.append(&mut local.performers);
                     }
                 }
                 Task::Whole(i) => {
@@ -417,6 +422,8 @@ struct Found<'a> {
     /// A task's racing checks, as (head, partner) positions of its bucket, in order
     /// ([`BucketRecord::racing`]); emptied when the task's races are merged.
     racing: Vec<(u32, u32)>,
+    /// Parallel to `racing` for a bucket's rows: [`BucketRecord::performers`].
+    performers: Vec<[u32; 2]>,
 }
 
 /// An access as `--per-access` reports it: its sites and its lvalue (its class, or its path).
@@ -473,6 +480,7 @@ impl<'a> Found<'a> {
             at: FxHashMap::default(),
             per_access: per_access.then(FxHashMap::default),
             racing: Vec::new(),
+            performers: Vec::new(),
         }
     }
 
@@ -688,28 +696,36 @@ impl<'a> Tasks<'_, 'a> {
                         None => break,
                     }
                 }
-                if self.test(local, done, head, bucket.group(at), s) {
+                if let Some(performers) = self.test(local, done, head, bucket.group(at), s) {
                     head_reported = true;
                     local.racing.push((row as u32, at as u32));
+                    local.performers.push(performers);
                 }
                 at += 1;
             }
         }
     }
 
-    /// The races the previous run found in bucket `bucket` (`record`), checked again on this
-    /// run's groups, in the order found: the same races, naming this run's sites. `None` if a
-    /// recorded check is not a race here (a stale or corrupt record): the bucket is checked.
+    /// The races the previous run found in bucket `bucket` (`record`), made again on this
+    /// run's groups, in the order found: the same races, naming this run's sites. A race is
+    /// made from the performances it was found between (the same digest: the same verdicts);
+    /// a record without them has its races checked again. `None` if a recorded race is not
+    /// one here (a stale or corrupt record): the bucket is checked.
     fn replay(&self, bucket: usize, record: &BucketRecord, s: &mut Scratch) -> Option<Found<'a>> {
         let arranged = &self.arranged[bucket];
         let mut local = Found::new(self.per_access);
-        for &(x, y) in &record.racing {
+        for (i, &(x, y)) in record.racing.iter().enumerate() {
             let (x, y) = (x as usize, y as usize);
             if x >= arranged.rows() || y >= arranged.rows() {
                 return None;
             }
             let (gx, gy) = (arranged.group(x), arranged.group(y));
-            let pair = check(self.cx, &self.groups[gx], &self.groups[gy], gx == gy, s)?;
+            let (groups_x, groups_y) = (&self.groups[gx], &self.groups[gy]);
+            let pair = match record.performers.get(i) {
+                Some(&[p, q]) => remake(self.cx, groups_x, p, groups_y, q)?,
+                None => check(self.cx, groups_x, groups_y, gx == gy, s)?,
+            };
+            local.performers.push(pair.performers);
             local.add(pair, [gx, gy].map(|g| self.accesses.get(g).copied()));
             local.racing.push((x as u32, y as u32));
         }
@@ -738,7 +754,8 @@ impl<'a> Tasks<'_, 'a> {
     }
 
     /// Tests groups `x` and `y`, unless both accesses have their warning (`--per-access`: the
-    /// first found in task order is kept); whether they race.
+    /// first found in task order is kept); if they race, the performances they race in
+    /// ([`Pair::performers`]).
     fn test(
         &self,
         local: &mut Found<'a>,
@@ -746,16 +763,15 @@ impl<'a> Tasks<'_, 'a> {
         x: usize,
         y: usize,
         s: &mut Scratch,
-    ) -> bool {
+    ) -> Option<[u32; 2]> {
         if self.reported(local, done, x) && self.reported(local, done, y) {
-            return false;
+            return None;
         }
         let (gx, gy) = (&self.groups[x], &self.groups[y]);
-        let Some(pair) = check(self.cx, gx, gy, x == y, s) else {
-            return false;
-        };
+        let pair = check(self.cx, gx, gy, x == y, s)?;
+        let performers = pair.performers;
         local.add(pair, [x, y].map(|g| self.accesses.get(g).copied()));
-        true
+        Some(performers)
     }
 }
 

@@ -48,11 +48,9 @@ pub(super) fn replay<'a>(
             let pair = check(cx, w, &groups[first as usize], false, scratch);
             // The task's counts are the record's (a task starts with none).
             scratch.stats = Default::default();
-            let (whole, member) = sides(pair?, w);
             let others = racing[1..].iter().map(|&(_, m)| &groups[m as usize]);
             Some(with_sites(
-                whole,
-                member,
+                sides(pair?, w),
                 others.map(|g| g.access.witnesses),
             ))
         }
@@ -62,20 +60,20 @@ pub(super) fn replay<'a>(
     Some((pair, racing.into_iter().map(|(at, _)| at).collect()))
 }
 
-/// A race of whole access `w` with a member as (whole side, member side).
-fn sides<'a>(pair: Pair<'a>, w: &Group<'a>) -> (Side<'a>, Side<'a>) {
+/// A race of whole access `w` with a member as (whole side, member side), and its
+/// [`Pair::performers`].
+fn sides<'a>(pair: Pair<'a>, w: &Group<'a>) -> (Side<'a>, Side<'a>, [u32; 2]) {
     if std::ptr::eq(pair.first.access.path, w.access.path) {
-        (pair.first, pair.second)
+        (pair.first, pair.second, pair.performers)
     } else {
-        (pair.second, pair.first)
+        (pair.second, pair.first, pair.performers)
     }
 }
 
 /// The warning of a whole access against its first racing member, naming the sites of the
 /// other racing members (`others`: their witnesses) on the member's side.
 fn with_sites<'a, 'w>(
-    whole: Side<'a>,
-    mut member: Side<'a>,
+    (whole, mut member, performers): (Side<'a>, Side<'a>, [u32; 2]),
     others: impl Iterator<Item = &'w [Witness]>,
 ) -> Pair<'a> {
     let mut sites: FxHashSet<Loc> = others.flatten().map(|x| x.loc).collect();
@@ -87,6 +85,7 @@ fn with_sites<'a, 'w>(
     Pair {
         first: whole,
         second: member,
+        performers,
     }
 }
 
@@ -99,7 +98,7 @@ fn pair_with<'a>(
     members: impl Iterator<Item = (usize, u32)>,
     scratch: &mut Scratch,
 ) -> (Option<Pair<'a>>, Vec<u32>) {
-    let mut first: Option<(Side<'a>, Side<'a>)> = None;
+    let mut first: Option<(Side<'a>, Side<'a>, [u32; 2])> = None;
     let mut positions = Vec::new();
     let mut others: Vec<&'a [Witness]> = Vec::new();
     for (at, m) in members {
@@ -107,12 +106,12 @@ fn pair_with<'a>(
             continue;
         };
         positions.push(at as u32);
-        let (whole, member) = sides(pair, w);
+        let sides = sides(pair, w);
         match first {
-            None => first = Some((whole, member)),
-            Some(_) => others.push(member.access.witnesses),
+            None => first = Some(sides),
+            Some(_) => others.push(sides.1.access.witnesses),
         }
     }
-    let pair = first.map(|(whole, member)| with_sites(whole, member, others.into_iter()));
+    let pair = first.map(|sides| with_sites(sides, others.into_iter()));
     (pair, positions)
 }
