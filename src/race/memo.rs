@@ -24,9 +24,9 @@
 //! hashed in the context in their order). The witnesses' sites are not hashed: the check
 //! does not read them, and a replayed race is made again on this run's groups from the two
 //! performances it was found between ([`BucketRecord::performers`]), so it names this run's
-//! sites without being checked again (checking again cost what checking does: most of
-//! SQLite's race stage after an edit). The inclusion-based objects (`--inclusion`) are numbered per run: a
-//! group's set is named by its objects' names, which the findings key gives them
+//! sites without being checked again (checked again, a replayed bucket cost what checking
+//! it does). The inclusion-based objects (`--inclusion`) are numbered per run: a group's set
+//! is named by its objects' names, which the findings key gives them
 //! ([`StableIds::objects`]; without them nothing is reused), and by whether unknown code
 //! reaches one of them — what the distinct-objects test reads of it.
 //!
