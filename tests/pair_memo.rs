@@ -409,3 +409,42 @@ int main(int argc, char **argv)
         memo = next;
     }
 }
+
+/// A collapsed SCC's accesses are performed by every entry reaching it (one shared list of
+/// performers): a replayed bucket makes their races again from the performances recorded, and
+/// finds what checking finds.
+#[test]
+fn races_through_a_collapsed_scc_are_replayed_as_checked() {
+    let path = c_fixtures("race")
+        .into_iter()
+        .find(|p| p.ends_with("collapsed_scc.c"))
+        .expect("fixture collapsed_scc.c");
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let mut program = program_of(&path);
+    relay::link::trampolines::rewrite(&mut program, Models::builtin_ref().trampolines());
+    let options = pipeline::Options {
+        collapse_at: 2,
+        ..pipeline::Options::default()
+    };
+    let analysis =
+        pipeline::analyze_cached(&program, Models::builtin_ref(), &options, Some(&store)).unwrap();
+    assert_eq!(analysis.summaries.stats.collapsed_sccs, 1);
+    for per_access in [false, true] {
+        let at = format!("collapsed_scc.c (per access: {per_access})");
+        let empty = PairMemo::default();
+        let (_, stats, first) = pair_stage(&program, &analysis, per_access, false, Some(&empty));
+        let first = first.expect("a memo");
+        let (plain, _, again) =
+            pair_stage_as_without_memo(&program, &analysis, (per_access, false), &first, &at);
+        assert_eq!(
+            again.replayed(),
+            stats.buckets,
+            "{at}: every bucket replayed"
+        );
+        assert!(
+            plain.contains("collapsed: Some("),
+            "{at}: a race through the shared set"
+        );
+    }
+}
