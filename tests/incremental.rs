@@ -551,17 +551,20 @@ fn collapsing_at_two() -> Options {
     }
 }
 
+/// The summaries of `p` with recursive SCCs of two or more functions collapsed, and what the
+/// summaries cache in `store` did.
+fn summarize_collapsing_at_two(
+    p: &Program,
+    store: Option<&Store>,
+) -> (Summaries, Option<SummaryCacheStats>) {
+    let s = pipeline::summarize_cached(p, &Models::builtin(), &collapsing_at_two(), store);
+    (s.summaries, s.cache)
+}
+
 #[test]
 fn summaries_reaching_a_collapsed_scc_are_cached_by_reference() {
-    let path = common::c_fixtures("race")
-        .into_iter()
-        .find(|p| p.ends_with("collapsed_scc.c"))
-        .expect("fixture collapsed_scc.c");
-    let options = collapsing_at_two();
-    let run = |p: &Program, store: Option<&Store>| {
-        let s = pipeline::summarize_cached(p, &Models::builtin(), &options, store);
-        (s.summaries, s.cache)
-    };
+    let path = common::c_fixture("race", "collapsed_scc.c");
+    let run = summarize_collapsing_at_two;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let (cold, cache) = run(&program(&path, 0), Some(&store));
@@ -602,18 +605,10 @@ fn summaries_reaching_a_collapsed_scc_are_cached_by_reference() {
 
 #[test]
 fn a_reused_collapsed_scc_whose_members_are_lost_is_analysed_again() {
-    let path = common::c_fixtures("race")
-        .into_iter()
-        .find(|p| p.ends_with("collapsed_scc.c"))
-        .expect("fixture collapsed_scc.c");
-    let options = collapsing_at_two();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let p = program(&path, 0);
-    let run = |store: Option<&Store>| {
-        let s = pipeline::summarize_cached(&p, &Models::builtin(), &options, store);
-        (s.summaries, s.cache)
-    };
+    let p = program(&common::c_fixture("race", "collapsed_scc.c"), 0);
+    let run = |store: Option<&Store>| summarize_collapsing_at_two(&p, store);
     run(Some(&store));
     // Every SCC is found stored and the collapsed one's set named; only building the set,
     // once the schedule is done, reads its members' summaries — which are corrupt.

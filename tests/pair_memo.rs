@@ -415,10 +415,7 @@ int main(int argc, char **argv)
 /// finds what checking finds.
 #[test]
 fn races_through_a_collapsed_scc_are_replayed_as_checked() {
-    let path = c_fixtures("race")
-        .into_iter()
-        .find(|p| p.ends_with("collapsed_scc.c"))
-        .expect("fixture collapsed_scc.c");
+    let path = common::c_fixture("race", "collapsed_scc.c");
     let cache = tempfile::tempdir().unwrap();
     let store = Store::open(cache.path()).unwrap();
     let mut program = program_of(&path);

@@ -67,6 +67,14 @@ pub fn c_fixtures(dir: &str) -> Vec<PathBuf> {
     files
 }
 
+/// The fixture `fixtures/<dir>/<name>`.
+pub fn c_fixture(dir: &str, name: &str) -> PathBuf {
+    c_fixtures(dir)
+        .into_iter()
+        .find(|p| p.ends_with(name))
+        .unwrap_or_else(|| panic!("fixture {dir}/{name}"))
+}
+
 /// The lines a JSON report's warnings name (both accesses), sorted and distinct.
 pub fn warned_lines(report: &serde_json::Value) -> Vec<u64> {
     let mut lines: Vec<u64> = report["warnings"]
