@@ -14,6 +14,9 @@
 #                         their points-to classes merge; the leaf's accesses stay the same
 #   (g)  new function:    a new global and a new function writing it, defined above the leaf,
 #                         which calls it (ids of everything defined later shift)
+#   (i)  record edit:     a member added to a struct a few functions use (SQLite: SumCtx, the
+#                         sum()/avg() aggregates' state; kernel: kthread_create_info, in
+#                         kernel/kthread.i), on the struct's first line
 #   (e)  relay report with another filter setting (no reanalysis)
 # Analyses run with RELAY's filters (--filter all=on); (e) switches bootup-thread off.
 # (b)'s report must be identical to (a)'s apart from stage times (checked, printed); with
@@ -147,13 +150,14 @@ restore() {
 trap restore EXIT
 
 # bench NAME INPUT-ARGS... -- EDIT-FILE LEAF-HEADER LOCK-HEADER LOCK-STATEMENT FLOW-STATEMENT
-#       MERGE-STATEMENT ANALYZE-ARGS...
+#       MERGE-STATEMENT RECORD-FILE RECORD-HEADER RECORD-MEMBER ANALYZE-ARGS...
 bench() {
     CORPUS_NAME=$1; shift
     local inputs=()
     while [[ $1 != -- ]]; do inputs+=("$1"); shift; done
     shift
-    local file=$1 leaf=$2 lockfn=$3 lockstmt=$4 flowstmt=$5 mergestmt=$6; shift 6
+    local file=$1 leaf=$2 lockfn=$3 lockstmt=$4 flowstmt=$5 mergestmt=$6
+    local recfile=$7 recheader=$8 recmember=$9; shift 9
     extra=("$@")
     local cache=$WORK/$CORPUS_NAME.cache orig=$WORK/$CORPUS_NAME.orig
     cp "$file" "$orig"
@@ -190,6 +194,13 @@ EOF
     run "h-classes-merged" "${analyze[@]}"
     check "h-classes-merged"
     cp "$orig" "$file"
+    local recorig=$WORK/$CORPUS_NAME.record.orig
+    cp "$recfile" "$recorig"
+    RESTORE=("$recfile" "$recorig")
+    edit "$recfile" "insert:$recmember" "$recheader"
+    run "i-record-edit" "${analyze[@]}"
+    check "i-record-edit"
+    cp "$recorig" "$recfile"
     RESTORE=()
     printf '%-10s cache on disk: %s\n' "$CORPUS_NAME" "$(du -sh "$cache" | cut -f1)"
     if "$RELAY" report --help >/dev/null 2>&1; then
@@ -214,6 +225,7 @@ for corpus in "${@:-sqlite}"; do
             "sqlite3_mutex_enter(pBt->mutex);" \
             "sqlite3_temp_directory = (char *)z;" \
             "{ void *volatile relay_p = (void *)&sqlite3Config; relay_p = (void *)&sqlite3Stat; (void)relay_p; }" \
+            "$WORK/sqlite3.c" "struct SumCtx {" "int relay_bench_member;" \
             --entry-roots
         ;;
     linux)
@@ -224,6 +236,7 @@ for corpus in "${@:-sqlite}"; do
             "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
             "init_task.group_leader = (void *)group_info;" \
             "{ void *volatile relay_p = (void *)&file_caps_enabled; relay_p = (void *)&reset_devices; (void)relay_p; }" \
+            "$dir/kernel/kthread.i" $'struct kthread_create_info\n{' "int relay_bench_member;" \
             --max-rounds 4
         ;;
     defconfig)
@@ -236,6 +249,7 @@ for corpus in "${@:-sqlite}"; do
             "$dir/kernel/groups.i" "$header" "$header" "rcu_read_lock();" \
             "init_task.group_leader = (void *)group_info;" \
             "{ void *volatile relay_p = (void *)&file_caps_enabled; relay_p = (void *)&reset_devices; (void)relay_p; }" \
+            "$dir/kernel/kthread.i" $'struct kthread_create_info\n{' "int relay_bench_member;" \
             --max-rounds 4 --per-access --no-inclusion --closed-world
         ;;
     *) die "unknown corpus $corpus (sqlite, linux, defconfig)" ;;

@@ -15,6 +15,7 @@ pub mod pipeline;
 pub mod progress;
 pub mod pta;
 pub mod race;
+pub mod reads;
 pub mod report;
 pub mod schedule;
 pub mod summary;

@@ -398,15 +398,45 @@ fn a_changed_declaration_reanalyses_what_names_it() {
         s.schedule.stats
     );
     assert!(analysed(&s) < all, "not other or unrelated");
-    // A struct's member changes type: any summary may read a record through a pointer, so
-    // every SCC is analysed again.
+    // A struct's member changes type: the record's label changes, and with it the
+    // declaration of `sv`, so `unrelated`, which names both, is analysed again, and `thr`,
+    // whose summary carries the write to `sv.a` (which names the record by label); nothing
+    // else reads the record.
     let with_struct = PROGRAM
         .replace("int x, y, z;", "struct s { int a; } sv;\nint x, y, z;")
         .replace("z = 1; }", "z = 1; sv.a = 1; }");
     run_edit(dir.path(), &store, &with_struct);
     let changed = with_struct.replace("struct s { int a; }", "struct s { long a; }");
     let (_, s) = run_edit(dir.path(), &store, &changed);
-    assert_eq!(analysed(&s), s.schedule.stats.sccs_analyzed, "everything");
+    assert_eq!(analysed(&s), 2, "unrelated, thr: {:?}", s.schedule.stats);
+}
+
+#[test]
+fn a_changed_record_reanalyses_what_reads_its_definition() {
+    // `copy` names `struct out` only (through the globals' declarations), but copying the
+    // whole object reads the definitions of `out` and of the `struct in` it holds: a member
+    // added to `in` changes neither `out`'s label nor `copy`'s body, yet `copy` (and `thr`,
+    // whose summary carries its accesses) is analysed again, since its entry records that its
+    // analysis read `in`. `run_edit` checks the summaries equal a run without the cache (the
+    // new member's write included).
+    let with_records = PROGRAM
+        .replace(
+            "int x, y, z;",
+            "struct in { int p; int q; };\nstruct out { struct in i; int r; } g1, g2;\nint x, y, z;",
+        )
+        .replace("void unrelated(void) { z = 1; }", "void unrelated(void) { z = 1; }\nvoid copy(void) { g1 = g2; }")
+        .replace("unrelated(); return a;", "unrelated(); copy(); return a;");
+    let (dir, _cache, store) = fresh();
+    run_edit(dir.path(), &store, &with_records);
+    let grown = with_records.replace("int p; int q; }", "int p; int q; int w; }");
+    let (_, s) = run_edit(dir.path(), &store, &grown);
+    assert_eq!(analysed(&s), 2, "copy, thr: {:?}", s.schedule.stats);
+    // A record no analysis reads changes nothing stored.
+    let unused = with_records.replace("int x, y, z;", "struct unused { int u; };\nint x, y, z;");
+    run_edit(dir.path(), &store, &unused);
+    let changed = unused.replace("struct unused { int u; }", "struct unused { long u; }");
+    let (_, s) = run_edit(dir.path(), &store, &changed);
+    assert_eq!(analysed(&s), 0, "{:?}", s.schedule.stats);
 }
 
 #[test]

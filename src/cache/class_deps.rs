@@ -3,7 +3,7 @@
 //! The summaries' context used to hold the fingerprint of every class, so any new pointer flow
 //! between objects — an edit that merges two classes anywhere, or takes a new variable's
 //! address — re-analysed the whole program. Now an SCC is keyed without the partition, and its
-//! entry keeps what its analysis asked of it ([`crate::pta::reads`]): the nodes whose class
+//! entry keeps what its analysis asked of it ([`crate::reads`]): the nodes whose class
 //! it asked for (by name), and so the classes it got — by name, with a digest of what can be
 //! read of each ([`ClassTable::readable`]: the class it points to, escape, interior, the
 //! functions in it). A run reuses the SCC while every node is still in a class of the same
@@ -20,8 +20,17 @@
 //! the target was recorded as a node, whose class can keep its name when the pointer no longer
 //! points to it: a formal pointing into a class two merged objects shared, after the objects
 //! split again, still read the same (tests/incremental.rs, the walkers).
-//! While the partition's fingerprint is the one the answers were recorded under, nothing is
-//! checked.
+//!
+//! Records are read the same way: an SCC is keyed without the program's records (a body
+//! names the records it uses by label, which holds their members), and its entry keeps the
+//! records whose definitions its analysis looked into ([`crate::reads`]: every definition an
+//! analysis sees comes from `TypeTable::record`), by label, with a digest of each definition
+//! — its members' types naming their records by label, and whether it is complete. An edit
+//! to a struct then re-analyses the functions that name it or read it (and the callers whose
+//! summaries change), not the program.
+//!
+//! While the partition's and the records' fingerprint is the one the answers were recorded
+//! under, nothing is checked.
 
 use std::sync::{Arc, OnceLock};
 
@@ -29,10 +38,13 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::classes::{ClassTable, NodeNamer};
+use super::fingerprint::RecordDefinitions;
 use super::labels::Labels;
 use super::KeyBuilder;
+use crate::ir::RecordId;
 use crate::link::Program;
 use crate::pta::PointsTo;
+use crate::reads::Asked;
 
 /// A class across runs: a canonical class by the hash of its name, a trivial one (one global
 /// or function no class points to) by [`ClassTable::private_name`].
@@ -51,12 +63,17 @@ pub enum Read {
     Class(ClassName),
     /// What a private class points to; the class by its name ([`ClassTable::private_name`]).
     Target(String),
+    /// A record's definition, by the record's label.
+    Record(u64),
+    /// Every record's definition.
+    AllRecords,
 }
 
 /// What an SCC's summaries read of the partition (see the module documentation).
 #[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug)]
 pub struct ClassDeps {
-    /// The partition's fingerprint when they were read ([`ClassTable::fingerprint`]).
+    /// The partition's and the records' fingerprint when they were read
+    /// ([`ClassContext::fingerprint`]).
     fingerprint: [u8; 32],
     /// Sorted; `None` when a read could not be named (only the same partition will do).
     reads: Option<Vec<Read>>,
@@ -80,9 +97,22 @@ pub struct ClassContext<'a> {
     pub labels: &'a Labels,
     pub classes: &'a ClassTable,
     pub nodes: &'a NodeNames,
+    /// Every record's definition ([`super::fingerprint::ProgramText::records`]).
+    pub records: &'a RecordDefinitions,
+    /// The partition's fingerprint and `records`, hashed ([`ClassContext::fingerprint_of`]).
+    pub fingerprint: [u8; 32],
 }
 
 impl ClassContext<'_> {
+    /// What [`ClassDeps`] are recorded under: the partition's fingerprint and the records'.
+    pub fn fingerprint_of(classes: &ClassTable, records: &RecordDefinitions) -> [u8; 32] {
+        let k = KeyBuilder::new("class and record reads")
+            .key(&classes.fingerprint)
+            .key(&records.key)
+            .finish();
+        k.0
+    }
+
     fn namer(&self) -> NodeNamer<'_> {
         let ranks = self
             .nodes
@@ -196,9 +226,8 @@ impl ClassContext<'_> {
         let mut reads: Option<Vec<(Read, u32)>> = more.map(|_| Vec::new());
         for n in asked {
             let Some(list) = &mut reads else { break };
-            let c = self.pta.class(n);
-            match read(n) {
-                Some(r) => list.push((r, c)),
+            match self.asked(read, n) {
+                Some(r) => list.push(r),
                 None => reads = None,
             }
         }
@@ -215,7 +244,7 @@ impl ClassContext<'_> {
             .and_then(|r| self.digest(r.iter().map(|(r, c)| (r, Some(*c)))))
             .unwrap_or([0; 32]);
         ClassDeps {
-            fingerprint: self.classes.fingerprint.0,
+            fingerprint: self.fingerprint,
             reads: reads.map(|r| r.into_iter().map(|(r, _)| r).collect()),
             digest,
         }
@@ -223,7 +252,7 @@ impl ClassContext<'_> {
 
     /// Whether every answer `deps` records is the same in this run's partition.
     pub fn still_hold(&self, deps: &ClassDeps) -> bool {
-        if deps.fingerprint == self.classes.fingerprint.0 {
+        if deps.fingerprint == self.fingerprint {
             return true;
         }
         let Some(reads) = &deps.reads else {
@@ -235,7 +264,7 @@ impl ClassContext<'_> {
     /// `deps` (which still hold) as recorded under this run's partition.
     pub fn refreshed(&self, deps: &ClassDeps) -> ClassDeps {
         ClassDeps {
-            fingerprint: self.classes.fingerprint.0,
+            fingerprint: self.fingerprint,
             ..deps.clone()
         }
     }
@@ -255,9 +284,28 @@ impl ClassContext<'_> {
         Some(ClassName::Member(name))
     }
 
-    /// The class a read gets in this run.
+    /// What the logged `n` ([`Asked`]) reads, with its answer in this run ([`Self::answer`]);
+    /// `read` names a node's read. `None` if it cannot be named.
+    fn asked(&self, read: &mut impl FnMut(u32) -> Option<Read>, n: u32) -> Option<(Read, u32)> {
+        match Asked::of(n) {
+            Asked::Node(n) if (n as usize) < self.pta.node_count() => {
+                Some((read(n)?, self.pta.class(n)))
+            }
+            // Not a node of this run: the log's marks are past any node.
+            Asked::Node(_) => None,
+            Asked::Record(r) if (r as usize) < self.labels.records.len() => {
+                Some((Read::Record(self.labels.record(RecordId(r))), r))
+            }
+            Asked::Record(_) => None,
+            Asked::AllRecords => Some((Read::AllRecords, 0)),
+        }
+    }
+
+    /// The answer a read gets in this run: a class, or for a record its number.
     fn answer(&self, read: &Read) -> Option<u32> {
         match read {
+            Read::Record(label) => self.labels.records.id(*label),
+            Read::AllRecords => Some(0),
             Read::Node(h) => Some(self.pta.class(self.node(*h)?)),
             Read::Class(ClassName::Canonical(h)) => self.classes.named(*h),
             Read::Class(ClassName::Member(m)) | Read::Target(m) => {
@@ -276,13 +324,24 @@ impl ClassContext<'_> {
         let mut k = KeyBuilder::new("class reads");
         for (read, class) in answers {
             let mut c = class?;
+            match read {
+                Read::Record(_) => {
+                    k.u64(5).u64(*self.records.digests.get(c as usize)?);
+                    continue;
+                }
+                Read::AllRecords => {
+                    k.u64(6).key(&self.records.key);
+                    continue;
+                }
+                _ => {}
+            }
             if let Read::Target(_) = read {
                 // Only a private class's target is read this way: a class no longer private
                 // is read otherwise now.
                 if !self.classes.is_private(c) {
                     return None;
                 }
-                let target = crate::pta::reads::unrecorded(|| self.pta.deref_class(c));
+                let target = crate::reads::unrecorded(|| self.pta.deref_class(c));
                 match target.map(|t| (t, self.name(t))) {
                     Some((t, Some(_))) => c = t,
                     // A class without a name (the solver's nodes only): an analysis that

@@ -1,8 +1,11 @@
 //! What a function's summary depends on besides its own body and its callees' summaries,
 //! reduced to hashes that are stable across runs:
 //!
-//! - the **declarations** every summary may read: the files, and every record by label
-//!   ([`super::labels`]) with its members (a summary reads members through any pointer);
+//! - the **files** every summary may name;
+//! - the **records**, by label ([`super::labels`]) with their members — not in an SCC's key:
+//!   a body names the records it uses by label, and the entry keeps the records whose
+//!   definitions its analysis read, checked when it is reused ([`super::class_deps`]); the
+//!   findings' key holds all of them;
 //! - the **points-to classes** in a canonical form ([`super::classes::ClassTable`]): every
 //!   class named by the smallest hash of its members' names, members by what they stand for —
 //!   not in an SCC's key: its entry keeps the classes its analysis read, checked when it is
@@ -14,10 +17,10 @@
 //! definitions, and a definition added above others shifts them. The layout of the id spaces
 //! ([`ProgramText::layout`]) is for what stores ids as they are: the saved findings.
 //!
-//! The declarations are coarse on purpose: an edit that changes a struct or union, or the set
-//! of files, re-analyses everything. A new pointer flow re-analyses the SCCs that read the
-//! classes it changes; edits inside function bodies, new functions and new globals keep the
-//! rest.
+//! The files are coarse on purpose: an edit that changes the set of files re-analyses
+//! everything. A changed struct or union re-analyses the SCCs that name it or read it, a new
+//! pointer flow the SCCs that read the classes it changes; edits inside function bodies, new
+//! functions and new globals keep the rest.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -40,9 +43,12 @@ pub struct ProgramText {
     /// The ids of the program's files, functions, globals and records, in id order: what
     /// depends on the ids as they are (the saved findings).
     pub layout: Key,
-    /// The files and every record by label: what any summary may read of the declarations
-    /// besides those of the functions and globals it names.
-    pub declarations: Key,
+    /// The files: what any summary may name besides the functions, globals and records its
+    /// functions' bodies name.
+    pub files: Key,
+    /// Every record's definition: what the analyses of SCCs read of them is checked against it
+    /// ([`super::class_deps`]).
+    pub records: RecordDefinitions,
     /// Per function: its declaration (label, type, linkage, whether it has a body), hashed.
     pub function_decls: Vec<u64>,
     /// Per global: its declaration (label, type, linkage, flags, kind), hashed.
@@ -55,8 +61,8 @@ pub struct ProgramText {
 impl ProgramText {
     pub fn of(program: &Program) -> ProgramText {
         let labels = Labels::of(program);
-        let (declarations, (function_decls, global_decls)) = rayon::join(
-            || declarations(program, &labels),
+        let ((files, records), (function_decls, global_decls)) = rayon::join(
+            || (files(program), RecordDefinitions::of(program, &labels)),
             || {
                 rayon::join(
                     || function_decls(program, &labels),
@@ -71,7 +77,8 @@ impl ProgramText {
         ProgramText {
             labels,
             layout,
-            declarations,
+            files,
+            records,
             function_decls,
             global_decls,
             bodies,
@@ -104,25 +111,53 @@ fn layout(program: &Program, labels: &Labels, function_decls: &[u64], global_dec
     k.finish()
 }
 
-/// The files, and every record in label order (a record's fields are read through any
-/// pointer, so every summary may depend on any record: coarse, on purpose).
-fn declarations(program: &Program, labels: &Labels) -> Key {
-    let p = labels.printer(program);
-    let mut k = KeyBuilder::new("declarations");
+/// The program's files.
+fn files(program: &Program) -> Key {
+    let mut k = KeyBuilder::new("files");
     k.u64(program.files.len() as u64);
     for f in &program.files {
         k.str(f);
     }
-    let mut records: Vec<(u64, u32)> = (0..labels.records.len() as u32)
-        .map(|r| (labels.record(RecordId(r)), r))
-        .collect();
-    records.sort_unstable();
-    k.u64(records.len() as u64);
-    for (label, r) in records {
-        k.u64(label);
-        hash_record(&mut k, program, &p, RecordId(r));
-    }
     k.finish()
+}
+
+/// Every record's definition, hashed one by one and together.
+pub struct RecordDefinitions {
+    /// Every record in label order: its label and definition.
+    pub key: Key,
+    /// By record: its definition ([`hash_record`], members' records by label), and whether it
+    /// is complete, hashed.
+    pub digests: Vec<u64>,
+}
+
+impl RecordDefinitions {
+    fn of(program: &Program, labels: &Labels) -> RecordDefinitions {
+        let digests: Vec<u64> = (0..labels.records.len() as u32)
+            .into_par_iter()
+            .map_init(
+                || labels.printer(program),
+                |p, r| {
+                    let mut k = KeyBuilder::new("record definition");
+                    hash_record(&mut k, program, p, RecordId(r));
+                    k.u64(program.types.record(RecordId(r)).complete.into());
+                    hash64(&mut k)
+                },
+            )
+            .collect();
+        let mut records: Vec<(u64, u64)> = (0..digests.len())
+            .map(|r| (labels.record(RecordId(r as u32)), digests[r]))
+            .collect();
+        records.sort_unstable();
+        let mut k = KeyBuilder::new("records");
+        k.u64(records.len() as u64);
+        for (label, digest) in records {
+            k.u64(label).u64(digest);
+        }
+        RecordDefinitions {
+            key: k.finish(),
+            digests,
+        }
+    }
 }
 
 fn function_decls(program: &Program, labels: &Labels) -> Vec<u64> {

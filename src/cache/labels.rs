@@ -183,6 +183,7 @@ impl Labels {
             let tag = tag.map_or("", |t| program.names.get(t));
             format!("{tag}:{:x}", self.record(r))
         }));
+        p.member_records = true;
         p
     }
 }

@@ -40,6 +40,10 @@ pub struct Printer<'a> {
     /// as zero or nonzero), and SQLite's `sqlite3CorruptError(__LINE__)`, the kernel's
     /// `__might_sleep(__FILE__, __LINE__)` pass line numbers there.
     pub hide_call_constants: bool,
+    /// Print a member as `.name@record` (the record by [`Printer::record_name`]): a body's
+    /// text then names every record whose member it reaches, as the summaries cache keys it
+    /// (`t.r.x` names `r`'s record nowhere else).
+    pub member_records: bool,
 }
 
 impl Printer<'_> {
@@ -146,16 +150,11 @@ impl Printer<'_> {
                 self.write_ty(out, *ret);
             }
             TypeKind::Record(r) => {
-                let rec = self.types.record(*r);
-                out.push_str(match rec.kind {
+                out.push_str(match self.types.record(*r).kind {
                     types::RecordKind::Struct => "struct ",
                     types::RecordKind::Union => "union ",
                 });
-                match (&self.record_name, rec.tag) {
-                    (Some(name), _) => out.push_str(&name(*r)),
-                    (None, Some(tag)) => out.push_str(self.names.get(tag)),
-                    (None, None) => write!(out, "<anon#{}>", r.0).unwrap(),
-                }
+                self.write_record_name(out, *r);
             }
             TypeKind::Enum { tag } => {
                 out.push_str("enum ");
@@ -187,6 +186,20 @@ impl Printer<'_> {
         }
     }
 
+    /// A record's name: [`Printer::record_name`]'s, else its tag, else `<anon#id>`
+    /// (`<unknown>` for an id outside the table: a member of an object of unknown type).
+    fn write_record_name(&self, out: &mut String, r: RecordId) {
+        if r.0 as usize >= self.types.record_count() {
+            out.push_str("<unknown>");
+            return;
+        }
+        match (&self.record_name, self.types.record(r).tag) {
+            (Some(name), _) => out.push_str(&name(r)),
+            (None, Some(tag)) => out.push_str(self.names.get(tag)),
+            (None, None) => write!(out, "<anon#{}>", r.0).unwrap(),
+        }
+    }
+
     pub fn lval(&self, f: Option<&Function>, lv: &Lval) -> String {
         let mut s = match &lv.host {
             Host::Var(v) => self.var(f, *v),
@@ -195,7 +208,13 @@ impl Printer<'_> {
         };
         for off in &lv.offsets {
             match off {
-                Offset::Field { name, .. } => write!(s, ".{}", self.names.get(*name)).unwrap(),
+                Offset::Field { name, record } => {
+                    write!(s, ".{}", self.names.get(*name)).unwrap();
+                    if self.member_records {
+                        s.push('@');
+                        self.write_record_name(&mut s, *record);
+                    }
+                }
                 Offset::Index(e) => write!(s, "[{}]", self.expr(f, e)).unwrap(),
             }
         }

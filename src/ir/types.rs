@@ -310,7 +310,10 @@ impl TypeTable {
         RecordId(self.records.len() as u32 - 1)
     }
 
+    /// A record's definition (noted as read by a [`crate::reads::recording`] on the thread:
+    /// the summaries cache checks what an analysis read of the records).
     pub fn record(&self, id: RecordId) -> &RecordDef {
+        crate::reads::note_record(id.0);
         &self.records[id.0 as usize]
     }
 
@@ -326,8 +329,16 @@ impl TypeTable {
         r.packed = packed;
     }
 
+    /// Every record's definition (noted as a read of all of them, as [`TypeTable::record`]
+    /// notes one).
     pub fn records(&self) -> &[RecordDef] {
+        crate::reads::note_all_records();
         &self.records
+    }
+
+    /// How many records there are (not a read of their definitions).
+    pub fn record_count(&self) -> usize {
+        self.records.len()
     }
 
     pub fn len(&self) -> usize {
@@ -380,6 +391,7 @@ impl TypeTable {
     /// (`RecordId(u32::MAX)`: a member of an object whose type the lowering did not know).
     pub fn find_field(&self, rid: RecordId, name: Name) -> Option<Vec<(RecordId, usize)>> {
         let rec = self.records.get(rid.0 as usize)?;
+        crate::reads::note_record(rid.0);
         if let Some(i) = rec
             .fields
             .iter()

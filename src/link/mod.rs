@@ -141,6 +141,7 @@ impl Program {
             relative_to: None,
             hide_asm_constants: false,
             hide_call_constants: false,
+            member_records: false,
         }
     }
 

@@ -20,7 +20,6 @@ pub mod confine;
 pub mod inclusion;
 pub mod liveness;
 mod models;
-pub mod reads;
 pub mod signature;
 mod solve;
 pub mod unionfind;
@@ -249,7 +248,7 @@ impl PointsTo {
 
     /// The class a node belongs to (after solving, paths are flat: this is O(1)).
     pub fn class(&self, node: u32) -> u32 {
-        reads::note(node);
+        crate::reads::note(node);
         self.uf.find_const(node)
     }
 

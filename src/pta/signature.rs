@@ -213,9 +213,9 @@ fn lval_type_by(
             // The lowering names every member on the way, anonymous ones (`t->callback` in
             // an anonymous union of `struct tasklet_struct`) included: look the name up in the
             // record itself first.
-            Offset::Field { record, name } => match types
-                .records()
-                .get(record.0 as usize)
+            Offset::Field { record, name } => match (record.0 as usize)
+                .lt(&types.record_count())
+                .then(|| types.record(*record))
                 .and_then(|r| r.fields.iter().find(|f| f.name == *name))
             {
                 Some(f) => f.ty,

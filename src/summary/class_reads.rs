@@ -1,4 +1,4 @@
-//! The nodes whose points-to class each function's analysis asked for ([`crate::pta::reads`]),
+//! The nodes whose points-to class each function's analysis asked for ([`crate::reads`]),
 //! kept for the summaries store: it keys an SCC without the partition and checks the answers
 //! instead.
 
@@ -21,7 +21,7 @@ impl ReadLog {
         let Some(log) = self.0.get(f.index()) else {
             return work();
         };
-        let (result, read) = crate::pta::reads::recording(work);
+        let (result, read) = crate::reads::recording(work);
         let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
         log.extend(read);
         // Each step of a recursive SCC asks about much the same nodes again.

@@ -170,7 +170,7 @@ pub trait SummaryStore: Sync {
     /// The summaries just computed for `scc`; `digests` as [`crate::schedule::SccAnalysis::finished`]
     /// gives them.
     /// `read`: the nodes whose points-to class their analysis asked for
-    /// ([`crate::pta::reads`]).
+    /// ([`crate::reads`]).
     fn finished(
         &self,
         scc: &Scc,

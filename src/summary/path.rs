@@ -114,7 +114,7 @@ impl Classes<'_> {
     /// class from elsewhere, which its summary names, and a partition in which the path had
     /// one would have given it that one instead.
     pub fn access_class(&self, path: &Path) -> Option<u32> {
-        crate::pta::reads::unrecorded(|| self.class(path)).or_else(|| self.class(path))
+        crate::reads::unrecorded(|| self.class(path)).or_else(|| self.class(path))
     }
 
     /// [`Classes::class`] of the path `root·steps` (no path is built: this runs for every

@@ -6,11 +6,12 @@
 //! key(SCC) = H(context, for each function of the SCC: its label, declaration and body hash,
 //!              for each callee outside the SCC: its label, declaration and the content hash
 //!              of its summary)
-//! context  = H(relay version and build, options, models, files and records)
+//! context  = H(relay version and build, options, models, files)
 //! ```
 //!
-//! The points-to partition is not in the key: the entry keeps the classes the SCC's analysis
-//! read, and the SCC is reused only while they read the same ([`super::class_deps`]).
+//! The points-to partition and the records are not in the key: the entry keeps the classes
+//! the SCC's analysis read and the records whose definitions it read, and the SCC is reused
+//! only while they read the same ([`super::class_deps`]).
 //!
 //! (see [`super::fingerprint`]). The SCC's entry (kind `summary-meta`) is small: per function,
 //! the *content hash* of its summary's stored form and the [`SummaryFacts`] the statistics
@@ -58,7 +59,7 @@ use self::metas::SccEntry;
 use self::portable::{LoadError, RELATIVE};
 use super::class_deps::{ClassContext, ClassDeps, NodeNames, Read};
 use super::classes::ClassTable;
-use super::fingerprint::{self, ProgramText};
+use super::fingerprint::{self, ProgramText, RecordDefinitions};
 use super::labels::Labels;
 use super::relocate::LocTable;
 use super::{Corruption, Key, KeyBuilder, Store};
@@ -124,6 +125,12 @@ pub struct SummaryCache<'a> {
     classes: Arc<ClassTable>,
     context: Key,
     labels: Arc<Labels>,
+    /// Every record's definition: SCCs' reads of them are checked against it, and the program
+    /// key holds it.
+    records: RecordDefinitions,
+    /// What SCCs' reads of the partition and the records are recorded under
+    /// ([`ClassContext::fingerprint_of`]).
+    reads_fingerprint: [u8; 32],
     /// The ids as they are ([`ProgramText::layout`]): in the program key only.
     layout: Key,
     function_decls: Vec<u64>,
@@ -186,7 +193,8 @@ impl<'a> SummaryCache<'a> {
         let ProgramText {
             labels,
             layout,
-            declarations,
+            files,
+            records,
             function_decls,
             global_decls,
             bodies,
@@ -202,8 +210,9 @@ impl<'a> SummaryCache<'a> {
             .u64(options.collapse_at as u64)
             .u64(options.strict_publication.into())
             .key(&fingerprint::models(models))
-            .key(&declarations)
+            .key(&files)
             .finish();
+        let reads_fingerprint = ClassContext::fingerprint_of(&classes, &records);
         SummaryCache {
             store,
             program,
@@ -212,6 +221,8 @@ impl<'a> SummaryCache<'a> {
             classes,
             context,
             labels,
+            records,
+            reads_fingerprint,
             layout,
             function_decls,
             global_decls,
@@ -260,6 +271,7 @@ impl<'a> SummaryCache<'a> {
         // stage reads it.
         k.key(&self.context)
             .key(&self.layout)
+            .key(&self.records.key)
             .key(&self.classes.fingerprint);
         // The call graph, not the bodies: what the race stage reads of the program besides
         // the summaries is who calls whom (entries, reachability) and names.
@@ -303,6 +315,8 @@ impl<'a> SummaryCache<'a> {
             labels: &self.labels,
             classes: &self.classes,
             nodes: &self.nodes,
+            records: &self.records,
+            fingerprint: self.reads_fingerprint,
         }
     }
 
@@ -676,7 +690,7 @@ impl SummaryStore for SummaryCache<'_> {
                         Some(made) => (Key(made.content), made),
                         None => {
                             let (encoded, classes) =
-                                crate::pta::reads::recording(|| self.encode_naming_owners(f, s));
+                                crate::reads::recording(|| self.encode_naming_owners(f, s));
                             named
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())

@@ -1,12 +1,20 @@
-//! What an analysis reads of the solution, recorded while it runs.
+//! What an analysis reads of the program's derived facts, recorded while it runs: the
+//! points-to classes it asks for, and the record definitions it looks into.
 //!
-//! The summaries cache keys an SCC without the points-to partition: what an SCC's summaries
-//! depend on of it are the classes of the nodes its analysis asked about (its locals, globals,
-//! members, the classes its callees' summaries name, and whatever those point to). Every
-//! class id the analysis gets is an answer of [`super::PointsTo::class`], which notes the node
-//! it was asked about here while a [`recording`] runs on the thread; the cache stores what
-//! the answers were with the SCC and checks them against the next run's partition
+//! The summaries cache keys an SCC without the points-to partition and without the program's
+//! records: what an SCC's summaries depend on of them are the classes of the nodes its
+//! analysis asked about (its locals, globals, members, the classes its callees' summaries
+//! name, and whatever those point to) and the records whose members it read. Every class id
+//! the analysis gets is an answer of [`crate::pta::PointsTo::class`], and every record
+//! definition it sees comes from [`crate::ir::types::TypeTable::record`] (or
+//! [`crate::ir::types::TypeTable::find_field`]); both note what they were asked about here
+//! while a [`recording`] runs on the thread. The cache stores what the answers were with the
+//! SCC and checks them against the next run's partition and records
 //! ([`crate::cache::class_deps`]).
+//!
+//! One log holds both, as `u32`s ([`Asked`]): a node as its number, a record as its number
+//! with [`RECORD`] set (no run has 2³¹ nodes: [`Asked::of`] is checked against the node
+//! count by the reader), and a read of the whole record table as [`ALL_RECORDS`].
 
 use std::cell::RefCell;
 
@@ -23,8 +31,8 @@ struct Reads {
     last: u32,
 }
 
-/// Runs `f`, returning what it returned and the nodes whose class it asked for (in no
-/// particular order). Recordings nest: an inner one's nodes are the outer one's too.
+/// Runs `f`, returning what it returned and what it asked about (in no particular order,
+/// as [`Asked::of`] reads them). Recordings nest: an inner one's nodes are the outer one's too.
 pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<u32>) {
     let outer = READS.with_borrow_mut(|r| {
         r.replace(Reads {
@@ -70,9 +78,49 @@ pub fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Marks a record's number in the log.
+pub const RECORD: u32 = 1 << 31;
+
+/// The log's mark for a read of every record at once ([`crate::ir::types::TypeTable::records`]).
+pub const ALL_RECORDS: u32 = u32::MAX;
+
+/// One thing an analysis asked about, as the log holds it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Asked {
+    /// The class of a points-to node.
+    Node(u32),
+    /// The definition of a record (its number).
+    Record(u32),
+    /// Every record's definition.
+    AllRecords,
+}
+
+impl Asked {
+    /// What the logged `x` stands for.
+    pub fn of(x: u32) -> Asked {
+        match x {
+            ALL_RECORDS => Asked::AllRecords,
+            x if x & RECORD != 0 => Asked::Record(x & !RECORD),
+            node => Asked::Node(node),
+        }
+    }
+}
+
+/// Notes that record `r`'s definition was read, if a recording runs on this thread.
+#[inline]
+pub fn note_record(r: u32) {
+    note(if r >= RECORD { ALL_RECORDS } else { r | RECORD });
+}
+
+/// Notes that every record's definition was read, if a recording runs on this thread.
+#[inline]
+pub fn note_all_records() {
+    note(ALL_RECORDS);
+}
+
 /// Notes that the class of `node` was asked for, if a recording runs on this thread.
 #[inline]
-pub(super) fn note(node: u32) {
+pub(crate) fn note(node: u32) {
     READS.with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
             if let Some(r) = r.as_mut() {
