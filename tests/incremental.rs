@@ -398,10 +398,9 @@ fn a_changed_declaration_reanalyses_what_names_it() {
         s.schedule.stats
     );
     assert!(analysed(&s) < all, "not other or unrelated");
-    // A struct's member changes type: the record's label changes, and with it the
-    // declaration of `sv`, so `unrelated`, which names both, is analysed again, and `thr`,
-    // whose summary carries the write to `sv.a` (which names the record by label); nothing
-    // else reads the record.
+    // A struct's member changes type: `unrelated`, whose body names the record (the member it
+    // writes), is analysed again, and `thr`, whose summary carries the write to `sv.a`, now of
+    // a `long`; nothing else reads the record.
     let with_struct = PROGRAM
         .replace("int x, y, z;", "struct s { int a; } sv;\nint x, y, z;")
         .replace("z = 1; }", "z = 1; sv.a = 1; }");
@@ -409,6 +408,11 @@ fn a_changed_declaration_reanalyses_what_names_it() {
     let changed = with_struct.replace("struct s { int a; }", "struct s { long a; }");
     let (_, s) = run_edit(dir.path(), &store, &changed);
     assert_eq!(analysed(&s), 2, "unrelated, thr: {:?}", s.schedule.stats);
+    // A member added: `unrelated` is analysed again, but its summary — the write to `sv.a`,
+    // which names the record by its tag — is the same, so `thr` is reused (early cut-off).
+    let grown = changed.replace("struct s { long a; }", "struct s { long a; int b; }");
+    let (_, s) = run_edit(dir.path(), &store, &grown);
+    assert_eq!(analysed(&s), 1, "unrelated: {:?}", s.schedule.stats);
 }
 
 #[test]

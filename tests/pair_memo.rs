@@ -265,6 +265,49 @@ fn ids_shifted_by_new_definitions_keep_the_buckets() {
     }
 }
 
+/// A struct edited: the bucket of the accesses whose type facts read the record (a member
+/// added to `struct s`, which `sv` is) is checked, the others are replayed; a record no
+/// access reads, added or changed, leaves every bucket to be replayed. (Until the type-aware
+/// aliasing tables were hashed per group, any struct edit changed the run's context and
+/// every bucket was checked.)
+#[test]
+fn a_changed_struct_checks_only_the_buckets_that_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::open(cache.path()).unwrap();
+    let edit = "sv.f++;";
+    // (above, buckets checked: None = all of them)
+    let versions = [
+        ("struct s { int f; }; static struct s sv;", None),
+        ("struct s { int f; long g; }; static struct s sv;", Some(1)),
+        (
+            "struct s { int f; long g; }; static struct s sv; struct unused { int u; };",
+            Some(0),
+        ),
+        (
+            "struct s { int f; long g; }; static struct s sv; struct unused { long u; };",
+            Some(0),
+        ),
+    ];
+    for per_access in [false, true] {
+        let mut memo = PairMemo::default();
+        for (i, &(above, checked)) in versions.iter().enumerate() {
+            let at = format!("version {i} (per access: {per_access})");
+            let mut program = version_with(dir.path(), above, edit);
+            let analysis = analysis_with(&mut program, &at, Some(&store));
+            let (_, stats, next) =
+                pair_stage_as_without_memo(&program, &analysis, (per_access, false), &memo, &at);
+            let checked = checked.unwrap_or(stats.buckets);
+            assert_eq!(
+                (next.checked(), next.replayed()),
+                (checked, stats.buckets - checked),
+                "{at}"
+            );
+            memo = next;
+        }
+    }
+}
+
 /// A whole-object access racing with several members of its object: its one warning names the
 /// first as the other side and the others' sites there. Replayed (its task's digest the
 /// same), it names the very same sites, and a member access added later makes it paired again.

@@ -72,7 +72,14 @@ impl ProgramText {
         );
         let (layout, bodies) = rayon::join(
             || layout(program, &labels, &function_decls, &global_decls),
-            || function_bodies(program, &labels, &function_decls, &global_decls),
+            || {
+                let decls = Declarations {
+                    functions: &function_decls,
+                    globals: &global_decls,
+                    records: &records.digests,
+                };
+                function_bodies(program, &labels, decls)
+            },
         );
         ProgramText {
             labels,
@@ -225,44 +232,61 @@ pub fn models(models: &Models) -> Key {
     k.finish()
 }
 
+/// The hashed declarations of the program's functions and globals and the definitions of its
+/// records, by id: a body's key holds those it names.
+#[derive(Clone, Copy)]
+struct Declarations<'a> {
+    functions: &'a [u64],
+    globals: &'a [u64],
+    records: &'a [u64],
+}
+
 /// Each function's printed IR, hashed (`None`: no body), with ids by label, the declarations
-/// of the functions and globals it names, locations in its own file relative to the
+/// of the functions and globals it names and the definitions of the records it names, locations in its own file relative to the
 /// function's (so it keeps its hash when lines are added above it) and without the integer
 /// constants of `asm` inputs (`__LINE__` in the kernel's `WARN_ON`; no analysis reads them).
 /// In parallel (on the current rayon pool).
 fn function_bodies(
     program: &Program,
     labels: &Labels,
-    function_decls: &[u64],
-    global_decls: &[u64],
+    decls: Declarations<'_>,
 ) -> Vec<Option<Key>> {
     (0..program.functions.len())
         .into_par_iter()
         .map(|i| {
             let body = program.functions[i].body.as_ref()?;
-            let cell = std::cell::RefCell::new((Vec::new(), Vec::new()));
+            let cell = std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new()));
             let named = &cell;
             let text = {
                 let mut printer = labels.printer(program);
                 let (global_name, function_name) = (printer.global_name, printer.function_name);
                 printer.global_name = Box::new(move |g| {
-                    named.borrow_mut().0.push(global_decls[g.index()]);
+                    named.borrow_mut().0.push(decls.globals[g.index()]);
                     global_name(g)
                 });
                 printer.function_name = Box::new(move |f| {
-                    named.borrow_mut().1.push(function_decls[f.index()]);
+                    named.borrow_mut().1.push(decls.functions[f.index()]);
                     function_name(f)
                 });
+                if let Some(record_name) = printer.record_name.take() {
+                    printer.record_name = Some(Box::new(move |r| {
+                        // The label names the record, not its members: its definition.
+                        if let Some(&d) = decls.records.get(r.0 as usize) {
+                            named.borrow_mut().2.push(d);
+                        }
+                        record_name(r)
+                    }));
+                }
                 // Locations relative to the function's own: lines added above it do not change it.
                 printer.relative_to = Some(body.loc);
                 printer.hide_asm_constants = true;
                 printer.hide_call_constants = true;
                 printer.function(body)
             };
-            let (mut globals, mut functions) = cell.into_inner();
+            let (mut globals, mut functions, mut records) = cell.into_inner();
             let mut k = KeyBuilder::new("body");
             k.str(&text);
-            for decls in [&mut globals, &mut functions] {
+            for decls in [&mut globals, &mut functions, &mut records] {
                 decls.sort_unstable();
                 decls.dedup();
                 k.u64(decls.len() as u64);

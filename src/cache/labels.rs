@@ -8,11 +8,17 @@
 //!
 //! - a function: its name, and for a `static` one the path of its unit;
 //! - a global: its name, for a `static` one its unit, for a `static` local the function;
-//! - a record: struct or union, its tag, and its members (names, types, bit widths) — nested
-//!   anonymous records only as `<anon>`.
+//! - a record with a tag: struct or union, and its tag — not its members, so that a member
+//!   added keeps the label, and the summaries that name the record's other members (every
+//!   caller that copied an access to one) keep their stored form; what depends on its members
+//!   is keyed or checked by its definition ([`super::fingerprint::RecordDefinitions`]: the
+//!   bodies that name it, the analyses that read it);
+//! - an anonymous record: struct or union and its members (names, types, bit widths) —
+//!   nested anonymous records only as `<anon>`.
 //!
-//! Two ids with the same description (two identical anonymous structs) are told apart by
-//! their order: the second gets the label `(description, 1)`, and so on. The order of ids is
+//! Two ids with the same description (two structs of one tag from different units, two
+//! identical anonymous structs) are told apart by their order: the second gets the label
+//! `(description, 1)`, and so on. The order of ids is
 //! kept by every edit that does not move definitions past each other, so that stays stable
 //! where it matters.
 
@@ -133,10 +139,17 @@ impl Labels {
             let tag = program.types.record(r).tag;
             tag.map_or("<anon>", |t| program.names.get(t)).to_string()
         }));
-        let records = (0..program.types.records().len() as u32)
+        let records = (0..program.types.record_count() as u32)
             .map(|r| {
+                let def = program.types.record(RecordId(r));
                 let mut k = KeyBuilder::new("record label");
-                hash_record(&mut k, program, &p, RecordId(r));
+                match def.tag {
+                    Some(tag) => {
+                        k.str(&format!("{:?}", def.kind))
+                            .str(program.names.get(tag));
+                    }
+                    None => hash_record(&mut k, program, &p, RecordId(r)),
+                }
                 hash64(&mut k)
             })
             .collect();

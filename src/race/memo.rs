@@ -7,11 +7,14 @@
 //!
 //! - its groups in the order they are paired ([`Arranged`]): where each object class's run
 //!   starts, and per group what [`super::check::check`] reads — path, lockset, kind, atomicity,
-//!   value class, phase, type facts, the entries performing it, `may_order`, `arg_locks`, the
-//!   objects its sites may touch by the inclusion-based points-to — and, with `--per-access`,
-//!   which groups are one access (which of them share a warning);
-//! - the run's context ([`context_digest`]): the entries (what the check reads of them), the
-//!   type-aware aliasing tables, which records are unions, and the race options.
+//!   value class, phase, type facts and the rows of the type-aware aliasing tables they lead
+//!   to ([`super::types::TypeAlias::hash_rows`]), whether each member on its path is a
+//!   union's, the entries performing it, `may_order`, `arg_locks`, the objects its sites may
+//!   touch by the inclusion-based points-to — and, with `--per-access`, which groups are one
+//!   access (which of them share a warning);
+//! - the run's context ([`context_digest`]): the entries (what the check reads of them) and
+//!   the race options. (Until session 42 it held the whole type-aware aliasing tables and
+//!   every record's union flag, so an edit to any struct replayed no bucket.)
 //!
 //! Ids: within one run the check compares ids (globals, functions, names, points-to classes,
 //! records, entries) only for equality, or looks them up in the tables the context holds. So
@@ -20,8 +23,8 @@
 //! and globals by label, names by their text, points-to classes by a hash of their canonical
 //! name — a new global or function above others (which shifts every later id) leaves the
 //! buckets it does not reach as they were. Records, record keys and entries are hashed as
-//! they are (an edit that adds a record changes the summaries' context anyway; entries are
-//! hashed in the context in their order). The witnesses' sites are not hashed: the check
+//! they are (a record added before others shifts them, and the buckets that name them are
+//! checked; entries are hashed in the context in their order). The witnesses' sites are not hashed: the check
 //! does not read them, and a replayed race is made again on this run's groups from the two
 //! performances it was found between ([`BucketRecord::performers`]), so it names this run's
 //! sites without being checked again (checked again, a replayed bucket cost what checking
@@ -278,7 +281,11 @@ impl<'a> IdHasher<'a> {
             match *s {
                 Step::Deref => 0u8.hash(h),
                 Step::Field(r, n) => {
-                    (1u8, r).hash(h);
+                    // Whether it is a union's: `may_alias` reads it.
+                    let types = &self.program.types;
+                    let union = ((r.0 as usize) < types.record_count())
+                        .then(|| types.record(r).kind == crate::ir::types::RecordKind::Union);
+                    (1u8, r, union).hash(h);
                     self.name(h, n);
                 }
                 Step::Index => 2u8.hash(h),
@@ -320,15 +327,14 @@ impl<'a> IdHasher<'a> {
     }
 }
 
-/// What the check reads besides the groups: the entries, the type-aware aliasing tables (when
-/// on), which records are unions, and the options that change the pair stage.
+/// What the check reads besides the groups: the entries, whether the type-aware aliasing
+/// rules are on, and the options that change the pair stage.
 pub(super) fn context_digest(
     ids: IdHasher<'_>,
     entries: &[ThreadEntry],
     type_alias: Option<&TypeAlias>,
     per_access: bool,
 ) -> Digest {
-    let program = ids.program;
     let mut h = Blake::new("relay pair context");
     per_access.hash(&mut h);
     entries.len().hash(&mut h);
@@ -347,16 +353,9 @@ pub(super) fn context_digest(
         }
         (e.private_arg, e.private_element).hash(&mut h);
     }
-    match type_alias {
-        Some(t) => {
-            true.hash(&mut h);
-            t.hash(&mut h);
-        }
-        None => false.hash(&mut h),
-    }
-    for r in program.types.records() {
-        (r.kind == crate::ir::types::RecordKind::Union).hash(&mut h);
-    }
+    // Whether the type rules apply; what they read of the records is each group's
+    // ([`hash_group`]), and which records are unions each path's ([`IdHasher::path`]).
+    type_alias.is_some().hash(&mut h);
     h.digest()
 }
 
@@ -391,6 +390,9 @@ impl ListDigests {
 /// performer lists groups share (hashed once, `lists`).
 pub(super) struct GroupFacts<'a> {
     pub accesses: &'a [u32],
+    /// The type-aware aliasing tables, when they apply: each group's digest holds the rows
+    /// its type facts lead the check to.
+    pub type_alias: Option<&'a TypeAlias>,
     pub object_sets: &'a [SetName],
     /// The digests of the collapsed SCCs' performer lists.
     pub lists: ListDigests,
@@ -426,6 +428,9 @@ fn hash_group(ids: IdHasher<'_>, h: &mut Blake, g: &Group<'_>, facts: &GroupFact
     ids.lockset(h, a.locks);
     (a.kind, a.atomic, a.value, a.class.is_some(), a.phase).hash(h);
     (g.ty, g.may_order, g.arg_locks).hash(h);
+    if let Some(t) = facts.type_alias {
+        t.hash_rows(&g.ty, h);
+    }
     // (Without the inclusion-based objects every group's are unknown: `None`.)
     g.objects
         .and_then(|id| facts.object_sets.get(id as usize))

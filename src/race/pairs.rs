@@ -195,6 +195,7 @@ pub fn racing_pairs<'a>(
         let context = memo::context_digest(ids, input.entries, type_alias, input.per_access);
         let facts = memo::GroupFacts {
             accesses: &accesses,
+            type_alias,
             object_sets: &object_sets,
             lists: memo::ListDigests::new(groups),
         };

@@ -24,6 +24,8 @@
 //!   any `iocb->ki_pos` lies. A global of character type, or of no known scalar type, may
 //!   hold anything.
 
+use std::hash::{Hash, Hasher};
+
 use rustc_hash::FxHashMap;
 
 use crate::ir::types::{AliasClass, IntKind, RecordId, RecordKind, TypeId, TypeKind, TypeTable};
@@ -88,7 +90,6 @@ struct MemberPlace {
 
 /// The program's records as the member rule reads them: one key per tag (or anonymous
 /// members' names), what each key's objects may hold, and the unions each may lie in.
-#[derive(Hash)]
 pub(super) struct TypeAlias {
     key: Vec<u32>,
     /// Per key: the keys of every record its objects hold (transitively, itself included), sorted.
@@ -261,6 +262,17 @@ impl TypeAlias {
             TypeKind::Record(r) => self.scalars[self.key[r.0 as usize] as usize],
             _ => types.alias_class(t).map(Scalars::of),
         }
+    }
+
+    /// Hashes the rows of the tables [`TypeAlias::incompatible`] reads for an access of type
+    /// `ty` (its keys are in `ty`): the pair memo's digests hold them instead of the tables.
+    pub fn hash_rows(&self, ty: &AccessType, h: &mut impl Hasher) {
+        let holds = |k: Option<u32>| k.and_then(|k| self.holds.get(k as usize));
+        holds(ty.global.and_then(|g| g.record)).hash(h);
+        holds(ty.member.and_then(|m| m.holds)).hash(h);
+        (ty.member)
+            .and_then(|m| self.in_unions.get(m.record as usize))
+            .hash(h);
     }
 
     fn holds_key(&self, outer: u32, inner: u32) -> bool {
