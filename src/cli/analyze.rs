@@ -416,11 +416,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 let wholes = match memo.wholes() {
                     (0, 0) => String::new(),
                     (replayed, run) => {
-                        let (made, all) = memo.member_checks();
-                        format!(
-                            "; {replayed} whole-object access(es) replayed, {run} paired again \
-                             ({made} of their {all} member checks made)"
-                        )
+                        format!("; {replayed} whole-object access(es) replayed, {run} paired again")
                     }
                 };
                 writeln!(

@@ -33,9 +33,8 @@
 //! ([`StableIds::objects`]; without them nothing is reused), and by whether unknown code
 //! reaches one of them — what the distinct-objects test reads of it.
 //!
-//! Whole-object tasks ([`super::wholes`]) are kept member by member, without `--per-access`:
-//! under the digest of the whole access's group, the outcome of each member check with the
-//! member group's digest ([`WholeRecord`]).
+//! Whole-object tasks ([`super::wholes`]) are kept the same way, without `--per-access`: a
+//! task's digest is its group's and its object's member groups' in order.
 //!
 //! A bucket's counts ([`PairStats`]) are its own: the pair stage cuts its batches so that a
 //! bucket's checks do not depend on the buckets before it ([`super::pairs`]).
@@ -44,7 +43,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::candidates::{Group, Performers};
@@ -66,15 +65,8 @@ pub(super) type Digest = [u8; 32];
 pub struct PairMemo {
     /// The run's [`context_digest`]; a run with another context reuses nothing.
     context: Digest,
-    /// By digest: buckets.
+    /// By digest: buckets, and whole-object tasks (digests of another domain).
     buckets: FxHashMap<Digest, BucketRecord>,
-    /// By the digest of the whole-object access's group: what its task found.
-    #[serde(default)]
-    wholes: FxHashMap<Digest, WholeRecord>,
-    /// The member lists the whole-object tasks paired, by their digest: each member group's
-    /// digest, in order ([`member_digests`]).
-    #[serde(default)]
-    member_lists: FxHashMap<Digest, Vec<u128>>,
     /// Of the run that made it: how many buckets it replayed, and how many it checked; the
     /// same of whole-object tasks ([`super::wholes`]).
     #[serde(skip)]
@@ -85,43 +77,6 @@ pub struct PairMemo {
     wholes_replayed: usize,
     #[serde(skip)]
     wholes_checked: usize,
-    /// Of the run that made it: the whole-object tasks' member checks made, and all of them.
-    #[serde(skip)]
-    member_checks: (usize, usize),
-}
-
-/// What a whole-object task found (without `--per-access`, where it reads nothing but its
-/// groups): the outcome of its check against each member of its object, so that a run after
-/// an edit checks only the members whose group changed ([`super::wholes`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(super) struct WholeRecord {
-    /// The digest of its object's member list as it paired it ([`PairMemo::member_list`]).
-    pub members: Digest,
-    /// Per member, in order: its check's outcome, an index into `outcomes`.
-    pub per_member: Vec<u32>,
-    /// The distinct outcomes of its checks.
-    pub outcomes: Vec<MemberOutcome>,
-}
-
-/// The outcome of one check of a whole-object task: its counts, and the performances (the
-/// whole access's entry, the member's) of the race it found, if any.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub(super) struct MemberOutcome {
-    pub stats: PairStats,
-    pub performers: Option<[u32; 2]>,
-}
-
-/// The members of the objects accessed whole, each member group's digest in order, and the
-/// list's digest: by object.
-pub(super) type MemberDigests = FxHashMap<u32, (Digest, Arc<[u128]>)>;
-
-/// How much of a run the pair memo replayed: buckets, whole-object tasks that made no check,
-/// and the member checks those tasks made (of all they had).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct WholeReplays {
-    pub buckets: usize,
-    pub wholes: usize,
-    pub member_checks: (usize, usize),
 }
 
 /// What a bucket's rows found.
@@ -146,29 +101,18 @@ impl PairMemo {
     pub(super) fn of_run(
         context: Digest,
         buckets: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
-        wholes: impl ExactSizeIterator<Item = (Digest, WholeRecord)>,
-        member_lists: &MemberDigests,
-        replays: WholeReplays,
+        wholes: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
+        (replayed, wholes_replayed): (usize, usize),
     ) -> PairMemo {
-        let checked = buckets.len().saturating_sub(replays.buckets);
-        let wholes_checked = wholes.len().saturating_sub(replays.wholes);
-        let wholes: FxHashMap<Digest, WholeRecord> = wholes.collect();
-        let by_digest: FxHashMap<&Digest, &Arc<[u128]>> =
-            member_lists.values().map(|(d, list)| (d, list)).collect();
-        let member_lists = wholes
-            .values()
-            .filter_map(|r| Some((r.members, by_digest.get(&r.members)?.to_vec())))
-            .collect();
+        let checked = buckets.len().saturating_sub(replayed);
+        let wholes_checked = wholes.len().saturating_sub(wholes_replayed);
         PairMemo {
             context,
-            buckets: buckets.collect(),
-            wholes,
-            member_lists,
-            replayed: replays.buckets,
+            buckets: buckets.chain(wholes).collect(),
+            replayed,
             checked,
-            wholes_replayed: replays.wholes,
+            wholes_replayed,
             wholes_checked,
-            member_checks: replays.member_checks,
         }
     }
 
@@ -185,27 +129,6 @@ impl PairMemo {
     /// How many whole-object tasks the run that made it replayed, and how many it ran.
     pub fn wholes(&self) -> (usize, usize) {
         (self.wholes_replayed, self.wholes_checked)
-    }
-
-    /// How many checks of a member the whole-object tasks of the run that made it made, and
-    /// how many they had.
-    pub fn member_checks(&self) -> (usize, usize) {
-        self.member_checks
-    }
-
-    /// What the whole-object task of the access whose group has `digest` found in the run
-    /// this memo comes from, with the member list it paired, if that run had context
-    /// `context`.
-    pub(super) fn whole(
-        &self,
-        context: &Digest,
-        digest: &Digest,
-    ) -> Option<(&WholeRecord, &[u128])> {
-        if self.context != *context {
-            return None;
-        }
-        let record = self.wholes.get(digest)?;
-        Some((record, self.member_lists.get(&record.members)?))
     }
 
     /// What the bucket with `digest` found in the run this memo comes from, if that run had
@@ -527,50 +450,40 @@ fn hash_group(ids: IdHasher<'_>, h: &mut Blake, g: &Group<'_>, facts: &GroupFact
     }
 }
 
-/// The digest of each whole-object access's group (its task's key: the members are recorded
-/// one by one, [`WholeRecord`]), and the digests of the member groups of each object accessed
-/// whole ([`MemberDigests`]), in parallel. Apart from the buckets' by their domain.
+/// The digest of each whole-object access's task (without `--per-access`, where it reads
+/// nothing else, [`super::wholes`]): its group, and the member groups of its object in order
+/// (`members`, by object). Apart from the buckets' by their domain.
 pub(super) fn whole_digests(
     ids: IdHasher<'_>,
     wholes: &[u32],
     members: &FxHashMap<u32, Vec<u32>>,
     groups: &[Group<'_>],
     facts: &GroupFacts<'_>,
-) -> (Vec<Digest>, MemberDigests) {
-    // Every whole access's object, those without members too (their list is empty).
-    let none = Vec::new();
-    let mut objects: Vec<(&u32, &Vec<u32>)> = members.iter().collect();
-    let without: FxHashSet<&u32> = (wholes.iter())
-        .filter_map(|&w| groups[w as usize].within.as_ref().map(|(o, _)| o))
-        .filter(|o| !members.contains_key(*o))
-        .collect();
-    objects.extend(without.into_iter().map(|o| (o, &none)));
-    let of_object: MemberDigests = objects
+) -> Vec<Digest> {
+    // An object's members once, not once per whole access to it (SQLite has objects with
+    // thousands of members and hundreds of whole accesses).
+    let objects: Vec<(&u32, &Vec<u32>)> = members.iter().collect();
+    let of_object: FxHashMap<u32, Digest> = objects
         .par_iter()
         .map(|&(&o, list)| {
-            let digests: Arc<[u128]> = list
-                .iter()
-                .map(|&m| {
-                    let mut h = Blake::new("relay pair member");
-                    hash_group(ids, &mut h, &groups[m as usize], facts);
-                    let d = h.digest();
-                    u128::from_le_bytes(d[..16].try_into().expect("16 bytes"))
-                })
-                .collect();
             let mut h = Blake::new("relay pair members");
-            digests.hash(&mut h);
-            (o, (h.digest(), digests))
+            list.len().hash(&mut h);
+            for &m in list {
+                hash_group(ids, &mut h, &groups[m as usize], facts);
+            }
+            (o, h.digest())
         })
         .collect();
-    let wholes = wholes
+    wholes
         .par_iter()
         .map(|&w| {
+            let w = &groups[w as usize];
             let mut h = Blake::new("relay pair whole");
-            hash_group(ids, &mut h, &groups[w as usize], facts);
+            hash_group(ids, &mut h, w, facts);
+            w.within.and_then(|(o, _)| of_object.get(&o)).hash(&mut h);
             h.digest()
         })
-        .collect();
-    (wholes, of_object)
+        .collect()
 }
 
 /// One bucket's digest.

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, remake, PairContext, Scratch};
-use super::memo::{self, BucketRecord, PairMemo, WholeRecord};
+use super::memo::{self, BucketRecord, PairMemo};
 use super::objects::AccessObjects;
 use super::rows::{chunks, Arranged, Chunk, Unreported};
 use super::types::TypeAlias;
@@ -95,7 +95,7 @@ pub struct Pair<'a> {
 }
 
 /// Chord-style counts of the pair stages.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairStats {
     pub entries: usize,
     /// Buckets (points-to classes) holding accesses of some entry.
@@ -119,7 +119,7 @@ pub struct PairStats {
 
 impl PairStats {
     /// Adds a worker's counts.
-    pub(super) fn add(&mut self, o: &PairStats) {
+    fn add(&mut self, o: &PairStats) {
         self.considered += o.considered;
         self.private_arg += o.private_arg;
         self.type_alias += o.type_alias;
@@ -202,7 +202,7 @@ pub fn racing_pairs<'a>(
         let digests = memo::bucket_digests(ids, &arranged, groups, &facts);
         // With `--per-access` a whole-object task reads what earlier tasks found: not kept.
         let wholes = match input.per_access {
-            true => Default::default(),
+            true => Vec::new(),
             false => memo::whole_digests(ids, &wholes, &members, groups, &facts),
         };
         Some((m.previous, context, digests, wholes))
@@ -214,20 +214,12 @@ pub fn racing_pairs<'a>(
         wholes: &wholes,
         members: &members,
         previous_wholes: match &memo {
-            Some((previous, context, _, (digests, _))) => (digests.iter())
-                .map(|d| {
-                    let (record, list) = previous.whole(context, d)?;
-                    Some(wholes::Previous { record, list })
-                })
-                .collect(),
+            Some((previous, context, _, digests)) => {
+                digests.iter().map(|d| previous.get(context, d)).collect()
+            }
             None => Vec::new(),
         },
-        member_digests: memo
-            .as_ref()
-            .filter(|_| !input.per_access)
-            .map(|(_, _, _, (_, lists))| lists),
         whole_replays: Default::default(),
-        member_checks: Default::default(),
         accesses: &accesses,
         per_access: input.per_access,
         progress: &progress,
@@ -261,8 +253,8 @@ pub fn racing_pairs<'a>(
         None => Vec::new(),
     };
     // What each whole-object task found, for the next run (without `--per-access`).
-    let mut whole_records: Vec<WholeRecord> = match &memo {
-        Some((_, _, _, (digests, _))) => vec![WholeRecord::default(); digests.len()],
+    let mut whole_records: Vec<BucketRecord> = match &memo {
+        Some((_, _, _, digests)) => vec![BucketRecord::default(); digests.len()],
         None => Vec::new(),
     };
     // `--per-access`: the accesses with their warning, as the batches so far found them.
@@ -310,9 +302,9 @@ pub fn racing_pairs<'a>(
                     }
                 }
                 Task::Whole(i) => {
-                    if let (Some(r), Some(found)) = (whole_records.get_mut(*i), local.whole.take())
-                    {
-                        *r = found;
+                    if let Some(r) = whole_records.get_mut(*i) {
+                        r.stats = s.clone();
+                        r.racing = std::mem::take(&mut local.racing);
                     }
                 }
             }
@@ -325,22 +317,17 @@ pub fn racing_pairs<'a>(
         }
     }
     progress.finish();
-    let member_checks = run.member_checks.load(Ordering::Relaxed);
-    let whole_replays = run.whole_replays.load(Ordering::Relaxed);
-    let memo = memo.map(|(_, context, digests, (wholes, lists))| {
-        let replays = memo::WholeReplays {
-            buckets: (tasks.iter())
-                .filter(|t| matches!(t, Task::Replayed(_)))
-                .count(),
-            wholes: whole_replays,
-            member_checks: (member_checks, lists.values().map(|(_, l)| l.len()).sum()),
-        };
+    let memo = memo.map(|(_, context, digests, wholes)| {
+        let replays = tasks
+            .iter()
+            .filter(|t| matches!(t, Task::Replayed(_)))
+            .count();
+        let whole_replays = run.whole_replays.load(Ordering::Relaxed);
         PairMemo::of_run(
             context,
             digests.into_iter().zip(records),
             wholes.into_iter().zip(whole_records),
-            &lists,
-            replays,
+            (replays, whole_replays),
         )
     });
     (found.into_sorted(), stats, memo)
@@ -438,8 +425,6 @@ struct Found<'a> {
     racing: Vec<(u32, u32)>,
     /// Parallel to `racing` for a bucket's rows: [`BucketRecord::performers`].
     performers: Vec<[u32; 2]>,
-    /// A whole-object task's record, for the next run ([`WholeRecord`]).
-    whole: Option<WholeRecord>,
 }
 
 /// An access as `--per-access` reports it: its sites and its lvalue (its class, or its path).
@@ -497,7 +482,6 @@ impl<'a> Found<'a> {
             per_access: per_access.then(FxHashMap::default),
             racing: Vec::new(),
             performers: Vec::new(),
-            whole: None,
         }
     }
 
@@ -628,15 +612,11 @@ struct Tasks<'r, 'a> {
     wholes: &'r [u32],
     /// Per object, the member accesses of the objects accessed whole.
     members: &'r FxHashMap<u32, Vec<u32>>,
-    /// Per whole-object access, what the previous run found for its task, if its group's
-    /// digest is the same (empty with `--per-access`, or without the memo).
-    previous_wholes: Vec<Option<wholes::Previous<'r>>>,
-    /// With the memo, without `--per-access`: the member groups' digests, by object.
-    member_digests: Option<&'r memo::MemberDigests>,
-    /// How many whole-object tasks were replayed (made no check).
+    /// Per whole-object access, what the previous run found for its task, if its digest is
+    /// the same (empty with `--per-access`, or without the memo).
+    previous_wholes: Vec<Option<&'r BucketRecord>>,
+    /// How many whole-object tasks were replayed.
     whole_replays: AtomicUsize,
-    /// How many checks of a member the whole-object tasks made.
-    member_checks: AtomicUsize,
     /// `--per-access`: per group, its access's number ([`number_accesses`]); else empty.
     accesses: &'r [u32],
     per_access: bool,
@@ -677,11 +657,12 @@ impl<'a> Tasks<'_, 'a> {
                         self.test(&mut local, done, w, m as usize, scratch);
                     }
                 } else {
-                    let found = self.whole(*i, object, of_object, scratch);
-                    if let Some(pair) = found.pair {
+                    let (pair, racing) = self.whole(*i, of_object, scratch);
+                    if let Some(pair) = pair {
                         local.add_pair(pair);
                     }
-                    local.whole = found.record;
+                    // Kept as a bucket's racing checks are: (the whole access, the member).
+                    local.racing = racing.into_iter().map(|at| (0, at)).collect();
                 }
                 self.progress.advance(1);
             }
@@ -752,32 +733,18 @@ impl<'a> Tasks<'_, 'a> {
         Some(local)
     }
 
-    /// Whole-object task `i` (of `object`, whose member groups are `members`) without
-    /// `--per-access`: the previous run's outcomes taken for the members it recorded, the
-    /// others checked ([`wholes`]).
-    fn whole(
-        &self,
-        i: usize,
-        object: Option<u32>,
-        members: &[u32],
-        s: &mut Scratch,
-    ) -> wholes::WholeFound<'a> {
+    /// Whole-object task `i` without `--per-access`: replayed from the previous run's record
+    /// when there is one, else run ([`wholes`]).
+    fn whole(&self, i: usize, members: &[u32], s: &mut Scratch) -> (Option<Pair<'a>>, Vec<u32>) {
         let w = &self.groups[self.wholes[i] as usize];
         let previous = self.previous_wholes.get(i).copied().flatten();
-        const NO_MEMBERS: (memo::Digest, [u128; 0]) = ([0; 32], []);
-        let digests = self
-            .member_digests
-            .map(|lists| match object.and_then(|o| lists.get(&o)) {
-                Some((list, digests)) => (list, &digests[..]),
-                None => (&NO_MEMBERS.0, &NO_MEMBERS.1[..]),
-            });
-        let found = wholes::pair_whole(self.cx, w, self.groups, members, digests, previous, s);
-        if found.checked == 0 && previous.is_some() {
+        if let Some(found) =
+            previous.and_then(|r| wholes::replay(self.cx, w, self.groups, members, r, s))
+        {
             self.whole_replays.fetch_add(1, Ordering::Relaxed);
+            return found;
         }
-        self.member_checks
-            .fetch_add(found.checked, Ordering::Relaxed);
-        found
+        wholes::whole_object_pair(self.cx, w, self.groups, members, s)
     }
 
     /// Whether `--per-access` has group `g`'s access reported already.
