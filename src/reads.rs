@@ -164,6 +164,24 @@ mod tests {
     }
 
     #[test]
+    fn records_are_logged_apart_from_nodes() {
+        let (_, read) = recording(|| {
+            note(7);
+            note_record(7);
+            note_record(RECORD + 1);
+            note_all_records();
+        });
+        let mut asked: Vec<Asked> = read.into_iter().map(Asked::of).collect();
+        asked.sort_by_key(|a| format!("{a:?}"));
+        asked.dedup();
+        assert_eq!(
+            asked,
+            vec![Asked::AllRecords, Asked::Node(7), Asked::Record(7)],
+            "a record past the marks reads as all of them"
+        );
+    }
+
+    #[test]
     fn what_runs_unrecorded_is_not_noted_and_the_recording_goes_on_after_it() {
         let (_, read) = recording(|| {
             note(1);

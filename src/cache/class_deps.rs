@@ -21,8 +21,8 @@
 //! points to it: a formal pointing into a class two merged objects shared, after the objects
 //! split again, still read the same (tests/incremental.rs, the walkers).
 //!
-//! Records are read the same way: an SCC is keyed without the program's records (a body
-//! names the records it uses by label, which holds their members), and its entry keeps the
+//! Records are read the same way: an SCC is keyed without the program's records (a body's key
+//! holds the definitions of the records it names), and its entry keeps the
 //! records whose definitions its analysis looked into ([`crate::reads`]: every definition an
 //! analysis sees comes from `TypeTable::record`), by label, with a digest of each definition
 //! — its members' types naming their records by label, and whether it is complete. An edit
@@ -75,7 +75,8 @@ pub struct ClassDeps {
     /// The partition's and the records' fingerprint when they were read
     /// ([`ClassContext::fingerprint`]).
     fingerprint: [u8; 32],
-    /// Sorted; `None` when a read could not be named (only the same partition will do).
+    /// Sorted; `None` when a read could not be named (only the same partition and records
+    /// will do).
     reads: Option<Vec<Read>>,
     /// The answers, in the order of `reads`, hashed.
     digest: [u8; 32],
