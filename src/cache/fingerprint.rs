@@ -2,8 +2,8 @@
 //! reduced to hashes that are stable across runs:
 //!
 //! - the **files** every summary may name;
-//! - the **records**, by label ([`super::labels`]) with their members — not in an SCC's key:
-//!   a body names the records it uses by label, and the entry keeps the records whose
+//! - the **records**' definitions ([`RecordDefinitions`]) — not in an SCC's key: a body's
+//!   key holds the definitions of the records it names, and the entry keeps the records whose
 //!   definitions its analysis read, checked when it is reused ([`super::class_deps`]); the
 //!   findings' key holds all of them;
 //! - the **points-to classes** in a canonical form ([`super::classes::ClassTable`]): every
@@ -242,9 +242,10 @@ struct Declarations<'a> {
 }
 
 /// Each function's printed IR, hashed (`None`: no body), with ids by label, the declarations
-/// of the functions and globals it names and the definitions of the records it names, locations in its own file relative to the
-/// function's (so it keeps its hash when lines are added above it) and without the integer
-/// constants of `asm` inputs (`__LINE__` in the kernel's `WARN_ON`; no analysis reads them).
+/// of the functions and globals it names and the definitions of the records it names,
+/// locations in its own file relative to the function's (so it keeps its hash when lines are
+/// added above it) and without the integer constants of `asm` inputs (`__LINE__` in the
+/// kernel's `WARN_ON`; no analysis reads them).
 /// In parallel (on the current rayon pool).
 fn function_bodies(
     program: &Program,
