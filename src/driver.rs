@@ -100,8 +100,15 @@ pub fn build(inputs: &[Input], pool: &rayon::ThreadPool, options: BuildOptions<'
     let lost = |(i, u): (usize, &UnitReport)| {
         listed.get(i).copied().unwrap_or(false) && u.load_error.is_some()
     };
-    if build.units.iter().enumerate().any(lost) {
-        return build_skipping(inputs, pool, options, &[]);
+    let build = if build.units.iter().enumerate().any(lost) {
+        build_skipping(inputs, pool, options, &[])
+    } else {
+        build
+    };
+    if let Some(store) = options.cache.filter(|_| !options.syntax_only) {
+        // The units this run used stay in the cache while its list is among the latest.
+        let keys: Vec<Key> = build.units.iter().filter_map(|u| u.key).collect();
+        crate::cache::gc::record_units(store, &keys);
     }
     build
 }

@@ -3,7 +3,7 @@
 //! Every value is stored under a [`Key`]: a hash of everything the value depends on, always
 //! including the relay version, this build of relay and [`FORMAT_VERSION`] (see [`KeyBuilder`]).
 //! A value is therefore never updated in place: a changed input is a new key, and stale entries
-//! are simply never read again (`relay cache clear` removes them).
+//! are never read again; [`gc`] removes those no recent run names (`relay cache clear` all).
 //!
 //! Kinds of entry:
 //! - `tu` ([`tu`]): one translation unit parsed and lowered to IR, with its syntax errors and
@@ -19,12 +19,15 @@
 //!   key was computed, so that a re-run hashes only the files whose status changed.
 //! - `inputs` ([`inputs`]): which findings a run with exactly these input units, arguments and
 //!   models computed, with the front end's messages.
+//! - `unit-list` and `gc-state` ([`gc`]): the units of the latest runs of the front end, and
+//!   when to collect the units and summaries no recent run names.
 
 pub mod class_deps;
 pub mod classes;
 pub mod file_status;
 pub mod findings;
 pub mod fingerprint;
+pub mod gc;
 pub mod inputs;
 pub mod labels;
 pub mod relocate;
@@ -36,7 +39,7 @@ pub use store::{CacheStats, Corruption, Key, KeyBuilder, KindStats, Store, HEADE
 
 /// The version of the cache's file format and of every value stored in it. Bump it when the
 /// header or the serialized form of a cached value changes.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 /// The cache directory used when none is given: `.relay-cache` in the current directory.
 pub const DEFAULT_DIR: &str = ".relay-cache";

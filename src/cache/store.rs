@@ -62,6 +62,20 @@ impl Key {
     pub fn hex(&self) -> String {
         self.to_string()
     }
+
+    /// The key spelled by 64 hexadecimal digits (either case), as [`Key::hex`] writes it.
+    pub fn from_hex(hex: &str) -> Option<Key> {
+        let digits = hex.as_bytes();
+        if digits.len() != 64 || !digits.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        let mut key = [0u8; 32];
+        for (byte, pair) in key.iter_mut().zip(digits.chunks_exact(2)) {
+            let pair = std::str::from_utf8(pair).ok()?;
+            *byte = u8::from_str_radix(pair, 16).ok()?;
+        }
+        Some(Key(key))
+    }
 }
 
 impl fmt::Display for Key {
@@ -225,6 +239,21 @@ pub struct Store {
     corrupt: AtomicUsize,
     write_warned: AtomicBool,
     counter: AtomicU64,
+    /// Bytes of entries this process wrote.
+    written: AtomicU64,
+    /// When this process opened the cache: entries written since are never collected by it
+    /// ([`super::gc`]), whoever wrote them.
+    opened: SystemTime,
+}
+
+/// An entry's file, as a walk of its kind's directory found it.
+#[derive(Debug)]
+pub struct EntryFile {
+    pub path: PathBuf,
+    /// The key its name spells (`None`: a name that is not one).
+    pub key: Option<Key>,
+    pub modified: SystemTime,
+    pub bytes: u64,
 }
 
 impl Store {
@@ -252,6 +281,8 @@ impl Store {
             corrupt: AtomicUsize::new(0),
             write_warned: AtomicBool::new(false),
             counter: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            opened: SystemTime::now(),
         };
         for (name, text) in [(TAG_FILE, TAG), (".gitignore", "*\n")] {
             let path = store.dir.join(name);
@@ -380,7 +411,10 @@ impl Store {
             .with_context(|| format!("cannot create {}", parent.display()))?;
         let header = header(key, payload);
         self.write_atomic(parent, &path, &[&header, payload])
-            .with_context(|| format!("cannot write cache entry {}", path.display()))
+            .with_context(|| format!("cannot write cache entry {}", path.display()))?;
+        let bytes = (header.len() + payload.len()) as u64;
+        self.written.fetch_add(bytes, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Stores `value` encoded with bincode.
@@ -448,30 +482,76 @@ impl Store {
     /// whose old entries are rarely useful and large, like saved findings). Returns how many
     /// were removed. Errors (e.g. a concurrent removal) are ignored: pruning is best effort.
     pub fn prune(&self, kind: &str, keep: usize) -> usize {
-        let mut entries: Vec<(SystemTime, PathBuf)> = Vec::new();
+        let mut entries = self.entries(kind);
+        entries.sort_by(|a, b| (b.modified, &b.path).cmp(&(a.modified, &a.path)));
+        entries
+            .iter()
+            .skip(keep)
+            .filter(|e| fs::remove_file(&e.path).is_ok())
+            .count()
+    }
+
+    /// The entry files of `kind` (temporary files left out), in no particular order. What
+    /// cannot be read (a directory or file removed meanwhile) is skipped.
+    pub fn entries(&self, kind: &str) -> Vec<EntryFile> {
+        let mut entries = Vec::new();
+        if check_kind(kind).is_err() {
+            return entries;
+        }
         let Ok(shards) = fs::read_dir(self.dir.join(kind)) else {
-            return 0;
+            return entries;
         };
         for shard in shards.flatten() {
             let Ok(files) = fs::read_dir(shard.path()) else {
                 continue;
             };
+            let prefix = shard.file_name().to_string_lossy().into_owned();
             for f in files.flatten() {
-                let name = f.file_name();
-                if name.to_string_lossy().starts_with(TEMP_PREFIX) {
+                let name = f.file_name().to_string_lossy().into_owned();
+                if name.starts_with(TEMP_PREFIX) {
                     continue;
                 }
-                if let Ok(modified) = f.metadata().and_then(|m| m.modified()) {
-                    entries.push((modified, f.path()));
+                if let Ok(meta) = f.metadata() {
+                    entries.push(EntryFile {
+                        path: f.path(),
+                        key: Key::from_hex(&format!("{prefix}{name}")),
+                        modified: meta.modified().unwrap_or(UNIX_EPOCH),
+                        bytes: meta.len(),
+                    });
                 }
             }
         }
-        entries.sort_by(|a, b| b.cmp(a));
         entries
-            .iter()
-            .skip(keep)
-            .filter(|(_, p)| fs::remove_file(p).is_ok())
-            .count()
+    }
+
+    /// Moves the entry `from`/`key` to `to`/`key` (replacing what is there), if there is one:
+    /// the header names the key, not the kind, so it reads the same there.
+    pub fn move_entry(&self, from: &str, to: &str, key: &Key) -> Result<()> {
+        check_kind(from)?;
+        check_kind(to)?;
+        let (source, target) = (self.entry_path(from, key), self.entry_path(to, key));
+        if !source.exists() {
+            return Ok(());
+        }
+        let parent = target.parent().unwrap_or(&self.dir);
+        fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+        match fs::rename(&source, &target) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot move cache entry {}", source.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Bytes of entries this process wrote so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
+    }
+
+    /// When this process opened the cache.
+    pub fn opened(&self) -> SystemTime {
+        self.opened
     }
 
     /// Removes every entry (and leftover temporary file); returns what was there.

@@ -429,6 +429,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
         }
         render_summary(&rep.stats, &mut err)?;
     }
+    super::cache::collect_after_run(store.as_ref(), quiet);
     let code = super::report::exit_code(&rep);
     // The process exits as soon as this returns (`main`): freeing the program, the analysis
     // and the findings piece by piece would only delay that (0.6 s on the kernel).

@@ -1,5 +1,5 @@
 //! The cache options of the commands that use the cache (`--cache DIR`, `--no-cache`), and
-//! `relay cache stats|clear`.
+//! `relay cache stats|gc|clear`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use super::{exit, Format};
+use crate::cache::gc::{self, Collected};
 use crate::cache::{self, CacheStats, Store};
 
 /// Where parsed units, summaries and findings are cached.
@@ -59,6 +60,9 @@ pub struct CacheCommand {
 pub enum CacheAction {
     /// Entries and bytes per kind of entry, and the total.
     Stats(CacheDirArgs),
+    /// Remove the parsed units and summaries that none of the latest runs uses (relay also
+    /// does this after a run, once the cache has grown by half since the last time).
+    Gc(CacheDirArgs),
     /// Remove every entry.
     Clear(CacheDirArgs),
 }
@@ -73,15 +77,34 @@ pub struct CacheDirArgs {
 }
 
 pub fn run(args: &CacheCommand) -> Result<i32> {
-    let (a, clear) = match &args.action {
-        CacheAction::Stats(a) => (a, false),
-        CacheAction::Clear(a) => (a, true),
+    let a = match &args.action {
+        CacheAction::Stats(a) | CacheAction::Gc(a) | CacheAction::Clear(a) => a,
     };
     let dir = a
         .cache
         .clone()
         .unwrap_or_else(|| PathBuf::from(cache::DEFAULT_DIR));
-    // Neither command creates a cache that is not there.
+    let mut out = std::io::stdout().lock();
+    // No command creates a cache that is not there.
+    if let CacheAction::Gc(_) = args.action {
+        let collected = if dir.exists() {
+            let store = Store::open(&dir)?;
+            gc::collect(&store, std::time::SystemTime::now()).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "cannot read what the latest runs use in {}; nothing removed",
+                    dir.display()
+                )
+            })?
+        } else {
+            Collected::default()
+        };
+        match a.format {
+            Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&collected)?)?,
+            Format::Text => writeln!(out, "{} from {}", describe(&collected), dir.display())?,
+        }
+        return Ok(exit::OK);
+    }
+    let clear = matches!(args.action, CacheAction::Clear(_));
     let stats = if !dir.exists() {
         cache::store::stats_of(&dir)?
     } else if clear {
@@ -89,7 +112,6 @@ pub fn run(args: &CacheCommand) -> Result<i32> {
     } else {
         Store::open(&dir)?.stats()?
     };
-    let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&stats)?)?,
         Format::Text if clear => writeln!(
@@ -102,6 +124,27 @@ pub fn run(args: &CacheCommand) -> Result<i32> {
         Format::Text => print_stats(&mut out, &stats)?,
     }
     Ok(exit::OK)
+}
+
+/// After a run that used `store`: collects what no recent run uses, when the cache has grown
+/// enough since the last collection ([`gc::after_run`]), and says so on stderr unless `quiet`.
+pub fn collect_after_run(store: Option<&Store>, quiet: bool) {
+    let Some(collected) = store.and_then(gc::after_run) else {
+        return;
+    };
+    if !quiet && collected.removed > 0 {
+        eprintln!("cache: {}", describe(&collected));
+    }
+}
+
+fn describe(c: &Collected) -> String {
+    format!(
+        "removed {} entries ({}) no recent run uses; kept {} ({})",
+        c.removed,
+        human(c.removed_bytes),
+        c.kept,
+        human(c.kept_bytes)
+    )
 }
 
 fn print_stats(out: &mut impl Write, s: &CacheStats) -> Result<()> {

@@ -98,6 +98,7 @@ pub fn run(args: &ParseArgs) -> Result<i32> {
         file_status: None,
     };
     let build = driver::build(&inputs, &pool, options);
+    super::cache::collect_after_run(store.as_ref(), false);
     let mut report = ParseReport {
         version: 1,
         files: build.units.len(),

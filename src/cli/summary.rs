@@ -152,6 +152,7 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
     if store.is_some() {
         super::report_summary_cache(&mut std::io::stderr().lock(), &sums, cache.as_ref())?;
     }
+    super::cache::collect_after_run(store.as_ref(), false);
     let timings = Timings {
         frontend_seconds: (t1 - t0).as_secs_f64(),
         points_to_seconds: times.points_to,

@@ -11,12 +11,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{StoredScc, META};
-use crate::cache::{Key, KeyBuilder, Store};
+use crate::cache::{gc, Key, KeyBuilder, Store};
 
 const PACK: &str = "summary-meta-pack";
+/// The pack each context had before its latest: kept only as a root of the collection
+/// ([`crate::cache::gc`]), so that an edit taken back finds the summaries of the text before.
+const PREVIOUS: &str = "summary-meta-pack-previous";
 
 /// Packs of this many contexts are kept (the most recently written).
 const KEEP_PACKS: usize = 4;
@@ -91,8 +94,12 @@ impl Metas {
             .iter()
             .map(|(key, entry)| (&key.0, &**entry))
             .collect();
-        if store.put_value_or_warn(PACK, &pack_key(context), &entries) {
+        let pack: gc::Root<_> = (gc::build_id(), entries);
+        let key = pack_key(context);
+        store.warn_unwritten(store.move_entry(PACK, PREVIOUS, &key));
+        if store.put_value_or_warn(PACK, &key, &pack) {
             store.prune(PACK, KEEP_PACKS);
+            store.prune(PREVIOUS, KEEP_PACKS);
         }
     }
 }
@@ -103,11 +110,37 @@ fn pack_key(context: &Key) -> Key {
 
 /// The context's pack (empty if there is none, or it does not decode).
 fn read_pack(store: &Store, context: &Key) -> FxHashMap<Key, SccEntry> {
-    let entries: Vec<([u8; 32], StoredScc)> = store
+    let (_, entries): gc::Root<Vec<([u8; 32], StoredScc)>> = store
         .get_value(PACK, &pack_key(context))
         .unwrap_or_default();
     entries
         .into_iter()
         .map(|(key, entry)| (Key(key), Arc::new(entry)))
         .collect()
+}
+
+/// What the packs kept name — the latest two runs of every kept context ([`crate::cache::gc`]'s roots):
+/// the SCCs' entries and the summaries these refer to, by key. `None` if a pack cannot be
+/// read or decoded: what it names is then unknown.
+pub(super) fn packed_keys(store: &Store, done: &mut gc::Collected) -> Option<PackedKeys> {
+    let mut keys = PackedKeys::default();
+    for kind in [PACK, PREVIOUS] {
+        gc::read_roots(store, kind, done, |entries: Vec<([u8; 32], StoredScc)>| {
+            for (scc, entry) in entries {
+                keys.sccs.insert(scc);
+                keys.summaries
+                    .extend(entry.functions.iter().map(|f| f.content));
+            }
+        })?;
+    }
+    Some(keys)
+}
+
+/// See [`packed_keys`].
+#[derive(Default)]
+pub(crate) struct PackedKeys {
+    /// Keys of `summary-meta` entries.
+    pub sccs: FxHashSet<[u8; 32]>,
+    /// Keys of `summary` entries.
+    pub summaries: FxHashSet<[u8; 32]>,
 }

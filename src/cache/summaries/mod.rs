@@ -72,9 +72,16 @@ use crate::schedule::Digest;
 use crate::summary::{SccSteps, SharedSets, Summary, SummaryFacts, SummaryStore};
 
 /// Summaries in portable form, keyed by their content hash.
-const KIND: &str = "summary";
+pub(crate) const KIND: &str = "summary";
 /// Per SCC key, its functions' [`StoredFunction`]s (small: read without loading summaries).
-const META: &str = "summary-meta";
+pub(crate) const META: &str = "summary-meta";
+
+pub(crate) use self::metas::PackedKeys;
+
+/// The keys the kept packs of SCC entries name (see [`metas::packed_keys`]).
+pub(crate) fn packed_keys(store: &Store, done: &mut super::gc::Collected) -> Option<PackedKeys> {
+    metas::packed_keys(store, done)
+}
 
 /// What an SCC's entry holds for one of its functions.
 #[derive(Clone, Serialize, Deserialize)]
