@@ -1,14 +1,21 @@
 //! Collecting the cache (src/cache/gc.rs) on the command line: after edits, the summaries of
-//! the latest run and of the one before it stay (re-running either analyses nothing), those of
-//! older texts go (re-running one analyses what changed since), and what a run computes with
-//! a collected cache is what it computes without a cache.
+//! the latest four runs stay (re-running any of them analyses nothing), those of older texts go
+//! (re-running one analyses what changed since), and what a run computes with a collected
+//! cache is what it computes without a cache.
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
 /// `leaf`'s body in each version; each changes its summary, so its callers' keys too.
-const LEAF_BODIES: [&str; 3] = ["*p = 1;", "*p = 1; h = 2;", "*p = 1; g = 3;"];
+const LEAF_BODIES: [&str; 6] = [
+    "*p = 1;",
+    "*p = 1; h = 2;",
+    "*p = 1; g = 3;",
+    "*p = 1; i = 4;",
+    "*p = 1; j = 5;",
+    "h = *p;",
+];
 
 /// Every function's summary is printed.
 const FUNCTIONS: &[&str] = &[
@@ -24,7 +31,7 @@ const FUNCTIONS: &[&str] = &[
 
 fn program(leaf_body: &str) -> String {
     format!(
-        "int g, h;\n\
+        "int g, h, i, j;\n\
          void leaf(int *p) {{ {leaf_body} }}\n\
          void mid(void) {{ leaf(&g); }}\n\
          void top(void) {{ mid(); }}\n\
@@ -83,10 +90,10 @@ fn summaries(stdout: &str) -> &str {
 }
 
 #[test]
-fn a_collected_cache_keeps_the_latest_two_runs_summaries() {
+fn a_collected_cache_keeps_the_latest_four_runs_summaries() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    for v in 0..3 {
+    for v in 0..LEAF_BODIES.len() {
         assert_eq!(
             summarize(dir, v).1,
             4,
@@ -99,15 +106,13 @@ fn a_collected_cache_keeps_the_latest_two_runs_summaries() {
     );
     let collected: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(collected["kept"].as_u64().unwrap() > 0, "{collected}");
-    // The latest run's summaries and the one's before: nothing to analyse.
+    // The latest run's summaries and the oldest of the four kept: nothing to analyse.
+    assert_eq!(summarize(dir, 5).1, 0);
     assert_eq!(summarize(dir, 2).1, 0);
-    assert_eq!(summarize(dir, 1).1, 0);
-    // The first version's are gone (collected automatically or by `relay cache gc`).
+    // The first two versions' are gone (collected automatically or by `relay cache gc`).
     let (first, analysed) = summarize(dir, 0);
     assert_eq!(analysed, 4);
     assert_eq!(summaries(&first), summaries(&cold(dir, 0)));
-    // That run made the second version's the run before the latest: still kept.
-    assert_eq!(summarize(dir, 1).1, 0);
     let text = relay(&["cache", "gc", "--cache", "cache"], dir);
     assert!(String::from_utf8_lossy(&text.stdout).starts_with("removed "));
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::store::{decode, encode};
+use super::store::{build_id, decode, encode};
 use super::{Key, KeyBuilder, Store};
 use crate::race::memo::PairMemo;
 use crate::race::saved::{RunInfo, SavedRun};
@@ -165,11 +165,6 @@ fn entry_key() -> Key {
     KeyBuilder::with_versions(KIND, "", b"")
         .str("latest")
         .finish()
-}
-
-/// Identifies this relay build (version, executable, cache format), as its cache keys do.
-fn build_id() -> [u8; 32] {
-    KeyBuilder::new(KIND).str("build").finish().0
 }
 
 #[cfg(test)]

@@ -12,13 +12,14 @@
 //!   the units of the latest few distinct sets of inputs);
 //! - a *pack* of SCC entries (kind `summary-meta-pack`, the latest run of each of the four
 //!   latest analysis contexts, [`super::summaries`]) names the SCCs' entries of that run and
-//!   the summaries they refer to; so does the pack it replaced (`summary-meta-pack-previous`).
+//!   the summaries they refer to; so do the three packs it replaced, one after the other
+//!   (`summary-meta-pack-previous`).
 //!
-//! That is what a re-run of any of those runs reads, and of the run before the latest of each
-//! context: an edit taken back reuses the summaries of the text before it. Taking back an
-//! older edit re-analyses what the edits since re-analysed. The other kinds are small or
-//! bounded already: findings and packs are pruned to the latest few, a collapsed SCC's steps
-//! are compacted in place.
+//! That is what a re-run of any of the four latest runs of a context reads: an edit taken
+//! back, or another edit of the text as it was before the latest few, reuses the summaries of
+//! that text. Going back further re-analyses what the edits since re-analysed. The other kinds
+//! are small or bounded already: findings and packs are pruned to the latest few, a collapsed
+//! SCC's steps are compacted in place.
 //!
 //! Roots written by another build of relay (a rebuilt or upgraded relay: every key differs)
 //! name nothing this build can read: they are removed, and what only they named with them.
@@ -37,7 +38,8 @@ use std::time::SystemTime;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
-use super::{store, summaries, tu, Key, KeyBuilder, Store};
+use super::store::{self, build_id};
+use super::{summaries, tu, Corruption, Key, KeyBuilder, Store};
 
 /// Kind of the entries naming the units of one run.
 pub const UNIT_LISTS: &str = "unit-list";
@@ -64,13 +66,8 @@ struct State {
     kept_bytes: u64,
 }
 
-/// Identifies this build of relay in a root's payload, which starts with it: a collection
+/// A root's payload: this build's id ([`store::build_id`]), then what it names; a collection
 /// reads no further into a root of another build.
-pub(crate) fn build_id() -> [u8; 32] {
-    KeyBuilder::new("build").finish().0
-}
-
-/// A root's payload: this build's id, then what it names.
 pub(crate) type Root<T> = ([u8; 32], T);
 
 /// Records the units of a run of the front end (their keys, [`tu::unit_key`]) as a root.
@@ -97,17 +94,21 @@ pub(crate) fn read_roots<T: serde::de::DeserializeOwned>(
     let this = build_id();
     for root in store.entries(kind) {
         let Some(key) = root.key else { continue };
-        // Removed since the walk (pruned by another run): names nothing any more.
-        let Some(payload) = store.read(kind, &key).ok()? else {
-            continue;
+        let ours = match store.read(kind, &key) {
+            Ok(Some(payload)) if payload.get(..32) == Some(&this[..]) => Some(payload),
+            // Another build's, or written with another format of the cache (by another build).
+            Ok(Some(_)) | Err(Corruption::Version { .. }) => None,
+            // Removed since the walk (pruned by another run): names nothing any more.
+            Ok(None) => continue,
+            Err(_) => return None,
         };
-        if payload.get(..32) != Some(&this[..]) {
+        let Some(payload) = ours else {
             if std::fs::remove_file(&root.path).is_ok() {
                 done.removed += 1;
                 done.removed_bytes += root.bytes;
             }
             continue;
-        }
+        };
         let (_, named): Root<T> = store::decode(&payload).ok()?;
         names(named);
     }

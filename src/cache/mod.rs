@@ -41,5 +41,15 @@ pub use store::{CacheStats, Corruption, Key, KeyBuilder, KindStats, Store, HEADE
 /// header or the serialized form of a cached value changes.
 pub const FORMAT_VERSION: u32 = 8;
 
+/// The kinds whose entries are stored compressed (large values, read whole; see
+/// `store/compress.rs`).
+pub const COMPRESSED: &[&str] = &[
+    summaries::KIND,
+    summaries::PACK,
+    summaries::PREVIOUS,
+    findings::FINDINGS,
+    findings::PAIRS,
+];
+
 /// The cache directory used when none is given: `.relay-cache` in the current directory.
 pub const DEFAULT_DIR: &str = ".relay-cache";

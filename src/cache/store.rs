@@ -41,8 +41,12 @@ use serde::Serialize;
 use super::FORMAT_VERSION;
 
 mod bytes;
+mod compress;
+mod dir;
 use bytes::FileBytes;
 pub use bytes::Payload;
+use dir::only_cache_files;
+pub use dir::{stats_of, EntryFile};
 
 const MAGIC: &[u8; 4] = b"RLYC";
 /// The size of an entry's header.
@@ -52,6 +56,8 @@ const TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
                    # This file is a cache directory tag created by relay (a static race detector).\n\
                    # For information about cache directory tags see https://bford.info/cachedir/\n";
 const TEMP_PREFIX: &str = ".tmp-";
+/// Where a header holds the entry's key.
+const KEY_RANGE: std::ops::Range<usize> = 16..48;
 
 /// A 256-bit content key (BLAKE3).
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
@@ -172,6 +178,12 @@ impl KeyBuilder {
     }
 }
 
+/// Identifies this build of relay (version, executable, cache format), as its keys do: for
+/// entries that say which build wrote them.
+pub fn build_id() -> [u8; 32] {
+    KeyBuilder::new("build").finish().0
+}
+
 /// Identifies the running executable: a hash of its size and modification time (empty when it
 /// cannot be found).
 fn build_fingerprint() -> &'static [u8] {
@@ -246,16 +258,6 @@ pub struct Store {
     opened: SystemTime,
 }
 
-/// An entry's file, as a walk of its kind's directory found it.
-#[derive(Debug)]
-pub struct EntryFile {
-    pub path: PathBuf,
-    /// The key its name spells (`None`: a name that is not one).
-    pub key: Option<Key>,
-    pub modified: SystemTime,
-    pub bytes: u64,
-}
-
 impl Store {
     /// Opens the cache in `dir`, creating it if needed. Refuses a non-empty directory that is not
     /// a relay cache.
@@ -306,10 +308,16 @@ impl Store {
     }
 
     /// The entry's payload, verified, without side effects: `Ok(None)` when there is no entry.
+    /// A compressed kind's payload comes decompressed.
     pub fn read(&self, kind: &str, key: &Key) -> Result<Option<Payload>, Corruption> {
-        Ok(self
-            .read_file(kind, key)?
-            .map(|file| Payload(file, HEADER_LEN)))
+        let Some(file) = self.read_file(kind, key)? else {
+            return Ok(None);
+        };
+        if !compress::compressed(kind) {
+            return Ok(Some(Payload(file, HEADER_LEN)));
+        }
+        let payload = compress::decompress(&file[HEADER_LEN..])?;
+        Ok(Some(Payload(FileBytes::Read(payload), 0)))
     }
 
     /// The entry's payload with its header checked but not the payload's checksum: for a value
@@ -319,6 +327,7 @@ impl Store {
     /// ([`Payload::will_need`]). The caller checks what it reads and [`Store::invalidate`]s the
     /// entry when that fails. `Ok(None)` when there is no entry.
     pub fn read_parts(&self, kind: &str, key: &Key) -> Result<Option<Payload>, Corruption> {
+        debug_assert!(!compress::compressed(kind), "{kind} is stored compressed");
         let Some(file) = self.open_file(kind, key, false)? else {
             return Ok(None);
         };
@@ -345,6 +354,7 @@ impl Store {
     /// payload), so the caller checks the bytes it reads itself (e.g. against a hash of them it
     /// keeps). `Ok(None)` when there is no entry.
     pub fn entry_reader(&self, kind: &str, key: &Key) -> Result<Option<EntryReader>, Corruption> {
+        debug_assert!(!compress::compressed(kind), "{kind} is stored compressed");
         let path = self.entry_path(kind, key);
         let file = match fs::File::open(&path) {
             Ok(f) => f,
@@ -386,14 +396,8 @@ impl Store {
     /// The entry decoded from bincode, or `None` on a miss. An entry that is corrupt or does not
     /// decode as a `T` is reported, deleted and missed.
     pub fn get_value<T: DeserializeOwned>(&self, kind: &str, key: &Key) -> Option<T> {
-        let file = match self.read_file(kind, key) {
-            Ok(f) => f?,
-            Err(c) => {
-                self.invalidate(kind, key, &c);
-                return None;
-            }
-        };
-        match decode(&file[HEADER_LEN..]) {
+        let payload = self.get(kind, key)?;
+        match decode(&payload) {
             Ok(v) => Some(v),
             Err(e) => {
                 self.invalidate(kind, key, &Corruption::Decode(e.to_string()));
@@ -409,6 +413,14 @@ impl Store {
         let parent = path.parent().unwrap_or(&self.dir);
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
+        let compressed;
+        let payload = if compress::compressed(kind) {
+            compressed = compress::compress(payload)
+                .with_context(|| format!("cannot compress cache entry {}", path.display()))?;
+            &compressed[..]
+        } else {
+            payload
+        };
         let header = header(key, payload);
         self.write_atomic(parent, &path, &[&header, payload])
             .with_context(|| format!("cannot write cache entry {}", path.display()))?;
@@ -473,77 +485,6 @@ impl Store {
         self.corrupt.load(Ordering::Relaxed)
     }
 
-    /// Entries and bytes per kind.
-    pub fn stats(&self) -> Result<CacheStats> {
-        stats_of(&self.dir)
-    }
-
-    /// Keeps the `keep` most recently written entries of `kind` and removes the others (for kinds
-    /// whose old entries are rarely useful and large, like saved findings). Returns how many
-    /// were removed. Errors (e.g. a concurrent removal) are ignored: pruning is best effort.
-    pub fn prune(&self, kind: &str, keep: usize) -> usize {
-        let mut entries = self.entries(kind);
-        entries.sort_by(|a, b| (b.modified, &b.path).cmp(&(a.modified, &a.path)));
-        entries
-            .iter()
-            .skip(keep)
-            .filter(|e| fs::remove_file(&e.path).is_ok())
-            .count()
-    }
-
-    /// The entry files of `kind` (temporary files left out), in no particular order. What
-    /// cannot be read (a directory or file removed meanwhile) is skipped.
-    pub fn entries(&self, kind: &str) -> Vec<EntryFile> {
-        let mut entries = Vec::new();
-        if check_kind(kind).is_err() {
-            return entries;
-        }
-        let Ok(shards) = fs::read_dir(self.dir.join(kind)) else {
-            return entries;
-        };
-        for shard in shards.flatten() {
-            let Ok(files) = fs::read_dir(shard.path()) else {
-                continue;
-            };
-            let prefix = shard.file_name().to_string_lossy().into_owned();
-            for f in files.flatten() {
-                let name = f.file_name().to_string_lossy().into_owned();
-                if name.starts_with(TEMP_PREFIX) {
-                    continue;
-                }
-                if let Ok(meta) = f.metadata() {
-                    entries.push(EntryFile {
-                        path: f.path(),
-                        key: Key::from_hex(&format!("{prefix}{name}")),
-                        modified: meta.modified().unwrap_or(UNIX_EPOCH),
-                        bytes: meta.len(),
-                    });
-                }
-            }
-        }
-        entries
-    }
-
-    /// Moves the entry `from`/`key` to `to`/`key` (replacing what is there), if there is one:
-    /// the header names the key, not the kind, so it reads the same there.
-    pub fn move_entry(&self, from: &str, to: &str, key: &Key) -> Result<()> {
-        check_kind(from)?;
-        check_kind(to)?;
-        let (source, target) = (self.entry_path(from, key), self.entry_path(to, key));
-        if !source.exists() {
-            return Ok(());
-        }
-        let parent = target.parent().unwrap_or(&self.dir);
-        fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-        match fs::rename(&source, &target) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("cannot move cache entry {}", source.display()))
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// Bytes of entries this process wrote so far.
     pub fn bytes_written(&self) -> u64 {
         self.written.load(Ordering::Relaxed)
@@ -552,22 +493,6 @@ impl Store {
     /// When this process opened the cache.
     pub fn opened(&self) -> SystemTime {
         self.opened
-    }
-
-    /// Removes every entry (and leftover temporary file); returns what was there.
-    pub fn clear(&self) -> Result<CacheStats> {
-        let stats = self.stats()?;
-        for kind in &stats.kinds {
-            let path = self.dir.join(&kind.kind);
-            match fs::remove_dir_all(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot remove {}", path.display()))
-                }
-            }
-        }
-        Ok(stats)
     }
 
     /// The whole entry file, verified (header included).
@@ -645,7 +570,7 @@ fn header(key: &Key, payload: &[u8]) -> [u8; HEADER_LEN] {
     h[0..4].copy_from_slice(MAGIC);
     h[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     h[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    h[16..48].copy_from_slice(&key.0);
+    h[KEY_RANGE].copy_from_slice(&key.0);
     h[48..64].copy_from_slice(&checksum(payload));
     h
 }
@@ -690,7 +615,7 @@ fn check_header(h: &[u8], key: &Key, payload_len: u64) -> Result<(), Corruption>
             actual: payload_len,
         });
     }
-    if h[16..48] != key.0 {
+    if h[KEY_RANGE] != key.0 {
         return Err(Corruption::KeyMismatch);
     }
     Ok(())
@@ -758,63 +683,6 @@ fn check_kind(kind: &str) -> Result<()> {
         bail!("invalid cache kind {kind:?}");
     }
     Ok(())
-}
-
-/// True if `dir` holds nothing but what [`Store::open`] itself writes first.
-fn only_cache_files(dir: &Path) -> Result<bool> {
-    for e in fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
-        let name = e?.file_name();
-        let name = name.to_string_lossy();
-        if name != TAG_FILE && name != ".gitignore" && !name.starts_with(TEMP_PREFIX) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// What the cache in `dir` holds (an absent directory holds nothing).
-pub fn stats_of(dir: &Path) -> Result<CacheStats> {
-    let mut stats = CacheStats {
-        dir: dir.display().to_string(),
-        ..Default::default()
-    };
-    if !dir.exists() {
-        return Ok(stats);
-    }
-    let read = |p: &Path| fs::read_dir(p).with_context(|| format!("cannot read {}", p.display()));
-    for kind in read(dir)? {
-        let kind = kind?;
-        let name = kind.file_name().to_string_lossy().into_owned();
-        if !kind.file_type()?.is_dir() || check_kind(&name).is_err() {
-            continue;
-        }
-        let mut ks = KindStats {
-            kind: name,
-            ..Default::default()
-        };
-        for shard in read(&kind.path())? {
-            let shard = shard?;
-            if !shard.file_type()?.is_dir() {
-                continue;
-            }
-            for entry in read(&shard.path())? {
-                let entry = entry?;
-                // An entry may be replaced or removed by another process while we look.
-                let Ok(meta) = entry.metadata() else { continue };
-                if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
-                    stats.temp_files += 1;
-                } else if meta.is_file() {
-                    ks.entries += 1;
-                    ks.bytes += meta.len();
-                }
-            }
-        }
-        stats.entries += ks.entries;
-        stats.bytes += ks.bytes;
-        stats.kinds.push(ks);
-    }
-    stats.kinds.sort_by(|a, b| a.kind.cmp(&b.kind));
-    Ok(stats)
 }
 
 #[cfg(test)]

@@ -225,3 +225,26 @@ fn read_parts_checks_the_header_not_the_payload() {
         ));
     }
 }
+
+#[test]
+fn compressed_kinds_are_smaller_on_disk_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let payload: Vec<u8> = (0..50_000u32)
+        .flat_map(|i| (i % 97).to_le_bytes())
+        .collect();
+    let kind = crate::cache::COMPRESSED[0];
+    store.put(kind, &key("c"), &payload).unwrap();
+    store.put("plain", &key("c"), &payload).unwrap();
+    let on_disk = |kind| {
+        fs::metadata(store.entry_path(kind, &key("c")))
+            .unwrap()
+            .len()
+    };
+    assert!(on_disk(kind) * 4 < on_disk("plain"));
+    assert_eq!(&*store.get(kind, &key("c")).unwrap(), &payload[..]);
+    assert_eq!(&*store.get("plain", &key("c")).unwrap(), &payload[..]);
+    let value: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+    store.put_value(kind, &key("v"), &value).unwrap();
+    assert_eq!(store.get_value::<Vec<u8>>(kind, &key("v")), Some(value));
+}
