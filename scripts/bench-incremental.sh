@@ -203,6 +203,12 @@ EOF
     cp "$recorig" "$recfile"
     RESTORE=()
     printf '%-10s cache on disk: %s\n' "$CORPUS_NAME" "$(du -sh "$cache" | cut -f1)"
+    # By kind (the largest first), as `relay cache stats` counts them.
+    "$RELAY" cache stats --cache "$cache" --format json 2>/dev/null | python3 -c '
+import json, sys
+kinds = sorted(json.load(sys.stdin)["kinds"], key=lambda k: -k["bytes"])
+print(" " * 11 + ", ".join("%s %.1f MB" % (k["kind"], k["bytes"] / 1e6) for k in kinds[:6]))
+' || true
     if "$RELAY" report --help >/dev/null 2>&1; then
         run "e-report-filters" "$RELAY" report --cache "$cache" --filter all=on \
             --filter bootup-thread=off --format json

@@ -1,21 +1,15 @@
 //! Collecting the cache (src/cache/gc.rs) on the command line: after edits, the summaries of
-//! the latest four runs stay (re-running any of them analyses nothing), those of older texts go
-//! (re-running one analyses what changed since), and what a run computes with a collected
+//! the latest eight runs stay (re-running any of them analyses nothing), those of older texts
+//! go (re-running one analyses what changed since), and what a run computes with a collected
 //! cache is what it computes without a cache.
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// `leaf`'s body in each version; each changes its summary, so its callers' keys too.
-const LEAF_BODIES: [&str; 6] = [
-    "*p = 1;",
-    "*p = 1; h = 2;",
-    "*p = 1; g = 3;",
-    "*p = 1; i = 4;",
-    "*p = 1; j = 5;",
-    "h = *p;",
-];
+/// Versions of the program: the `v`-th writes the `v`-th global besides `*p`, so each
+/// changes `leaf`'s summary, and its callers' keys too.
+const VERSIONS: usize = 10;
 
 /// Every function's summary is printed.
 const FUNCTIONS: &[&str] = &[
@@ -29,13 +23,15 @@ const FUNCTIONS: &[&str] = &[
     "main",
 ];
 
-fn program(leaf_body: &str) -> String {
+fn program(v: usize) -> String {
+    let globals: Vec<String> = (0..VERSIONS).map(|i| format!("g{i}")).collect();
     format!(
-        "int g, h, i, j;\n\
-         void leaf(int *p) {{ {leaf_body} }}\n\
+        "int g, {};\n\
+         void leaf(int *p) {{ *p = 1; g{v} = 2; }}\n\
          void mid(void) {{ leaf(&g); }}\n\
          void top(void) {{ mid(); }}\n\
-         int main(void) {{ top(); return 0; }}\n"
+         int main(void) {{ top(); return 0; }}\n",
+        globals.join(", ")
     )
 }
 
@@ -51,7 +47,7 @@ fn relay(args: &[&str], cwd: &Path) -> Output {
 
 /// `relay summary` of version `v` with the cache: its stdout, and how many SCCs it analysed.
 fn summarize(dir: &Path, v: usize) -> (String, usize) {
-    fs::write(dir.join("prog.i"), program(LEAF_BODIES[v])).unwrap();
+    fs::write(dir.join("prog.i"), program(v)).unwrap();
     let out = relay(
         &[&["summary", "--cache", "cache", "prog.i"], FUNCTIONS].concat(),
         dir,
@@ -74,7 +70,7 @@ fn summarize(dir: &Path, v: usize) -> (String, usize) {
 }
 
 fn cold(dir: &Path, v: usize) -> String {
-    fs::write(dir.join("prog.i"), program(LEAF_BODIES[v])).unwrap();
+    fs::write(dir.join("prog.i"), program(v)).unwrap();
     let out = relay(
         &[&["summary", "--no-cache", "prog.i"], FUNCTIONS].concat(),
         dir,
@@ -90,10 +86,10 @@ fn summaries(stdout: &str) -> &str {
 }
 
 #[test]
-fn a_collected_cache_keeps_the_latest_four_runs_summaries() {
+fn a_collected_cache_keeps_the_latest_eight_runs_summaries() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    for v in 0..LEAF_BODIES.len() {
+    for v in 0..VERSIONS {
         assert_eq!(
             summarize(dir, v).1,
             4,
@@ -106,9 +102,9 @@ fn a_collected_cache_keeps_the_latest_four_runs_summaries() {
     );
     let collected: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(collected["kept"].as_u64().unwrap() > 0, "{collected}");
-    // The latest run's summaries and the oldest of the four kept: nothing to analyse.
-    assert_eq!(summarize(dir, 5).1, 0);
-    assert_eq!(summarize(dir, 2).1, 0);
+    // The latest run's summaries and the oldest of the eight kept: nothing to analyse.
+    assert_eq!(summarize(dir, VERSIONS - 1).1, 0);
+    assert_eq!(summarize(dir, VERSIONS - 8).1, 0);
     // The first two versions' are gone (collected automatically or by `relay cache gc`).
     let (first, analysed) = summarize(dir, 0);
     assert_eq!(analysed, 4);

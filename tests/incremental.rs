@@ -873,3 +873,40 @@ fn what_the_solver_made_is_read_by_its_class() {
     let (_, s) = run_edit(dir.path(), &store, &text);
     assert_eq!(analysed(&s), 1, "edited: {:?}", s.schedule.stats);
 }
+
+/// The files are named in stored summaries by name, not by number: a header included above
+/// every other shifts their numbers and re-analyses only the function it defines. `leaf` takes
+/// its statement from a header included in its body, so its own locations are in another file
+/// than its start.
+#[test]
+fn a_new_file_reanalyses_only_what_it_defines() {
+    let (dir, _cache, store) = fresh();
+    std::fs::write(dir.path().join("stmt.h"), "x = 3;\n").unwrap();
+    std::fs::write(
+        dir.path().join("new.h"),
+        "int relay_new(void) { return 0; }\n",
+    )
+    .unwrap();
+    let program = PROGRAM.replace(
+        "void leaf(void) { x = 1; }",
+        "void leaf(void) {\n#include \"stmt.h\"\n}",
+    );
+    let (p, cold) = run_edit(dir.path(), &store, &program);
+    assert_eq!(analysed(&cold), cold.schedule.stats.sccs_analyzed);
+    let file = |p: &Program, name: &str| p.files.iter().position(|f| f.ends_with(name));
+    assert!(file(&p, "stmt.h").is_some());
+    let (q, s) = run_edit(
+        dir.path(),
+        &store,
+        &format!("#include \"new.h\"\n{program}"),
+    );
+    assert!(file(&q, "new.h") < file(&q, "stmt.h"));
+    assert_ne!(
+        file(&p, "stmt.h"),
+        file(&q, "stmt.h"),
+        "the numbers shifted: {:?} {:?}",
+        p.files,
+        q.files
+    );
+    assert_eq!(analysed(&s), 1, "only the new function");
+}

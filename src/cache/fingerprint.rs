@@ -1,7 +1,6 @@
 //! What a function's summary depends on besides its own body and its callees' summaries,
 //! reduced to hashes that are stable across runs:
 //!
-//! - the **files** every summary may name;
 //! - the **records**' definitions ([`RecordDefinitions`]) — not in an SCC's key: a body's
 //!   key holds the definitions of the records it names, and the entry keeps the records whose
 //!   definitions its analysis read, checked when it is reused ([`super::class_deps`]); the
@@ -17,10 +16,11 @@
 //! definitions, and a definition added above others shifts them. The layout of the id spaces
 //! ([`ProgramText::layout`]) is for what stores ids as they are: the saved findings.
 //!
-//! The files are coarse on purpose: an edit that changes the set of files re-analyses
-//! everything. A changed struct or union re-analyses the SCCs that name it or read it, a new
-//! pointer flow the SCCs that read the classes it changes; edits inside function bodies, new
-//! functions and new globals keep the rest.
+//! Files are named by name where a summary names one (`summaries/files.rs`), and bodies print
+//! a location in another file than the function's with the file's name: a file added or gone
+//! re-analyses only the functions whose text changed. A changed struct or union re-analyses the
+//! SCCs that name it or read it, a new pointer flow the SCCs that read the classes it changes;
+//! edits inside function bodies, new functions and new globals keep the rest.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -43,9 +43,6 @@ pub struct ProgramText {
     /// The ids of the program's files, functions, globals and records, in id order: what
     /// depends on the ids as they are (the saved findings).
     pub layout: Key,
-    /// The files: what any summary may name besides the functions, globals and records its
-    /// functions' bodies name.
-    pub files: Key,
     /// Every record's definition: what the analyses of SCCs read of them is checked against it
     /// ([`super::class_deps`]).
     pub records: RecordDefinitions,
@@ -61,8 +58,8 @@ pub struct ProgramText {
 impl ProgramText {
     pub fn of(program: &Program) -> ProgramText {
         let labels = Labels::of(program);
-        let ((files, records), (function_decls, global_decls)) = rayon::join(
-            || (files(program), RecordDefinitions::of(program, &labels)),
+        let (records, (function_decls, global_decls)) = rayon::join(
+            || RecordDefinitions::of(program, &labels),
             || {
                 rayon::join(
                     || function_decls(program, &labels),
@@ -84,7 +81,6 @@ impl ProgramText {
         ProgramText {
             labels,
             layout,
-            files,
             records,
             function_decls,
             global_decls,
@@ -114,16 +110,6 @@ fn layout(program: &Program, labels: &Labels, function_decls: &[u64], global_dec
     k.u64(labels.records.len() as u64);
     for r in 0..labels.records.len() as u32 {
         k.u64(labels.record(RecordId(r)));
-    }
-    k.finish()
-}
-
-/// The program's files.
-fn files(program: &Program) -> Key {
-    let mut k = KeyBuilder::new("files");
-    k.u64(program.files.len() as u64);
-    for f in &program.files {
-        k.str(f);
     }
     k.finish()
 }

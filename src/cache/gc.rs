@@ -12,13 +12,13 @@
 //!   the units of the latest few distinct sets of inputs);
 //! - a *pack* of SCC entries (kind `summary-meta-pack`, the latest run of each of the four
 //!   latest analysis contexts, [`super::summaries`]) names the SCCs' entries of that run and
-//!   the summaries they refer to; so do the three packs it replaced, one after the other
+//!   the summaries they refer to; so do the seven packs replaced most recently
 //!   (`summary-meta-pack-previous`).
 //!
-//! That is what a re-run of any of the four latest runs of a context reads: an edit taken
-//! back, or another edit of the text as it was before the latest few, reuses the summaries of
-//! that text. Going back further re-analyses what the edits since re-analysed. The other kinds
-//! are small or bounded already: findings and packs are pruned to the latest few, a collapsed
+//! That is what a re-run of any of the eight latest runs of a context reads: an edit taken
+//! back, or another edit of a text analysed a few runs ago, reuses the summaries of that
+//! text. Going back further re-analyses what the edits since re-analysed. The other kinds are
+//! small or bounded already: findings and packs are pruned to the latest few, a collapsed
 //! SCC's steps are compacted in place.
 //!
 //! Roots written by another build of relay (a rebuilt or upgraded relay: every key differs)

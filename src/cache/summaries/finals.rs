@@ -116,7 +116,7 @@ impl SummaryCache<'_> {
     /// `None` if they are not recorded.
     fn own_locs_digest(&self, g: FuncId) -> Option<Digest> {
         let own = self.own_locs.get(g.index())?.get()?;
-        let relative = store::encode(&self.relative_locs(own, g)).ok()?;
+        let relative = store::encode(&self.stored_locs(own, g)).ok()?;
         Some(KeyBuilder::new("own locations").bytes(&relative).finish().0)
     }
 }

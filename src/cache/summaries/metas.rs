@@ -17,13 +17,14 @@ use super::{StoredScc, META};
 use crate::cache::{gc, Key, KeyBuilder, Store};
 
 pub(crate) const PACK: &str = "summary-meta-pack";
-/// The packs each context had before its latest, the most recent first: kept only as roots of
-/// the collection ([`crate::cache::gc`]), so that an edit taken back finds the summaries of the
-/// text before (each is keyed by its context and its place, [`history_key`]).
+/// The packs the contexts had before their latest: kept only as roots of the collection
+/// ([`crate::cache::gc`]), so that an edit of a text analysed a few runs ago finds its
+/// summaries (each keyed by its context and when it was replaced, [`history_key`]).
 pub(crate) const PREVIOUS: &str = "summary-meta-pack-previous";
 
-/// Packs kept per context: the latest and this many before it.
-const HISTORY: u64 = 3;
+/// Packs kept before the latest: the most recently replaced, whatever their context (a run in
+/// one context mostly follows others in the same).
+const HISTORY: usize = 7;
 
 /// Packs of this many contexts are kept (the most recently written).
 const KEEP_PACKS: usize = 4;
@@ -100,17 +101,10 @@ impl Metas {
             .collect();
         let pack: gc::Root<_> = (crate::cache::store::build_id(), entries);
         let key = pack_key(context);
-        // The context's history shifts by one: the oldest is replaced, the latest becomes the
-        // most recent before.
-        for place in (1..HISTORY).rev() {
-            let (older, newer) = (history_key(context, place + 1), history_key(context, place));
-            store.warn_unwritten(store.rekey((PREVIOUS, &newer), (PREVIOUS, &older)));
-        }
-        let before = history_key(context, 1);
-        store.warn_unwritten(store.rekey((PACK, &key), (PREVIOUS, &before)));
+        store.warn_unwritten(store.rekey((PACK, &key), (PREVIOUS, &history_key(context))));
         if store.put_value_or_warn(PACK, &key, &pack) {
             store.prune(PACK, KEEP_PACKS);
-            store.prune(PREVIOUS, KEEP_PACKS * HISTORY as usize);
+            store.prune(PREVIOUS, HISTORY);
         }
     }
 }
@@ -119,9 +113,16 @@ fn pack_key(context: &Key) -> Key {
     KeyBuilder::new(PACK).key(context).finish()
 }
 
-/// The key of the context's pack `place` runs before its latest (1: the one it replaced).
-fn history_key(context: &Key, place: u64) -> Key {
-    KeyBuilder::new(PREVIOUS).key(context).u64(place).finish()
+/// A key for the context's pack as it is replaced now: unique (the time and the process).
+fn history_key(context: &Key) -> Key {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    KeyBuilder::new(PREVIOUS)
+        .key(context)
+        .u64(now.as_nanos() as u64)
+        .u64(std::process::id().into())
+        .finish()
 }
 
 /// The context's pack (empty if there is none, or it does not decode).
@@ -135,7 +136,8 @@ fn read_pack(store: &Store, context: &Key) -> FxHashMap<Key, SccEntry> {
         .collect()
 }
 
-/// What the packs kept name — the latest four runs of every kept context ([`crate::cache::gc`]'s roots):
+/// What the packs kept name — each kept context's latest run and the seven runs before
+/// ([`crate::cache::gc`]'s roots):
 /// the SCCs' entries and the summaries these refer to, by key. `None` if a pack cannot be
 /// read or decoded: what it names is then unknown.
 pub(super) fn packed_keys(store: &Store, done: &mut gc::Collected) -> Option<PackedKeys> {

@@ -6,7 +6,7 @@
 //! key(SCC) = H(context, for each function of the SCC: its label, declaration and body hash,
 //!              for each callee outside the SCC: its label, declaration and the content hash
 //!              of its summary)
-//! context  = H(relay version and build, options, models, files)
+//! context  = H(relay version and build, options, models)
 //! ```
 //!
 //! The points-to partition and the records are not in the key: the entry keeps the classes
@@ -44,6 +44,7 @@
 //! an entry per SCC ([`metas`]). A collapsed SCC also keeps the steps of its latest fixpoint,
 //! so that a re-run replays those an edit does not reach ([`steps`]).
 
+mod files;
 mod finals;
 mod metas;
 mod portable;
@@ -56,7 +57,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use self::metas::SccEntry;
-use self::portable::{LoadError, RELATIVE};
+use self::portable::LoadError;
 use super::class_deps::{ClassContext, ClassDeps, NodeNames, Read};
 use super::classes::ClassTable;
 use super::fingerprint::{self, ProgramText, RecordDefinitions};
@@ -91,8 +92,11 @@ struct StoredFunction {
     /// `None`: it has no summary.
     facts: Option<SummaryFacts>,
     /// Its own locations (see the module documentation), sorted, relative to its start
-    /// ([`RELATIVE`]).
+    /// ([`RELATIVE`]), or in another file ([`files`]).
     locs: Vec<Loc>,
+    /// The other files `locs` name, by name.
+    #[serde(default)]
+    files: Vec<String>,
 }
 
 /// An SCC's entry (kind `summary-meta`): its functions', and what their summaries read of the
@@ -145,8 +149,10 @@ pub struct SummaryCache<'a> {
     bodies: Vec<Option<Key>>,
     /// Per function: the content hash of its final summary, once its SCC is done.
     content: Vec<OnceLock<Key>>,
-    /// Per function: its own locations (sorted, absolute), once its SCC is done.
+    /// Per function: its own locations (sorted by [`files::FileNames::order`], absolute), once
+    /// its SCC is done.
     own_locs: Vec<OnceLock<Vec<Loc>>>,
+    files: files::FileNames,
     /// Per SCC: its key, once reused (a lost summary invalidates its SCC's entry).
     reused_keys: Vec<OnceLock<Key>>,
     /// The SCCs' entries, packed ([`metas`]).
@@ -200,7 +206,6 @@ impl<'a> SummaryCache<'a> {
         let ProgramText {
             labels,
             layout,
-            files,
             records,
             function_decls,
             global_decls,
@@ -217,7 +222,6 @@ impl<'a> SummaryCache<'a> {
             .u64(options.collapse_at as u64)
             .u64(options.strict_publication.into())
             .key(&fingerprint::models(models))
-            .key(&files)
             .finish();
         let reads_fingerprint = ClassContext::fingerprint_of(&classes, &records);
         SummaryCache {
@@ -236,6 +240,7 @@ impl<'a> SummaryCache<'a> {
             bodies,
             content: unset(program.functions.len()),
             own_locs: unset(program.functions.len()),
+            files: files::FileNames::new(program),
             reused_keys: unset(cg.sccs.len()),
             metas: metas::Metas::new(cg.sccs.len()),
             nodes: NodeNames::default(),
@@ -376,10 +381,6 @@ impl<'a> SummaryCache<'a> {
         let _ = self.content[f.index()].set(content);
     }
 
-    fn relative_locs(&self, locs: &[Loc], f: FuncId) -> Vec<Loc> {
-        locs.iter().map(|&l| self.relative_loc(l, f)).collect()
-    }
-
     /// The SCC's key; its callee SCCs are done, so their content hashes are known.
     fn key(&self, scc: &Scc) -> Key {
         self.key_with(scc, &|g| self.content[g.index()].get().copied())
@@ -442,8 +443,7 @@ impl<'a> SummaryCache<'a> {
                 if s.facts.as_ref().is_some_and(|x| x.returns_fresh) {
                     constructors.push(f);
                 }
-                let abs = s.locs.iter().map(|&l| self.absolute_loc(l, f));
-                let _ = self.own_locs[f.index()].set(abs.collect::<Option<_>>()?);
+                let _ = self.own_locs[f.index()].set(self.own_locs_of(&s.locs, &s.files, f)?);
             }
         }
         constructors.sort_unstable();
@@ -506,30 +506,6 @@ impl<'a> SummaryCache<'a> {
             .count()
     }
 
-    /// A location in `owner`'s file as an offset from `owner`'s own location ([`RELATIVE`]).
-    fn relative_loc(&self, l: Loc, owner: FuncId) -> Loc {
-        match self.function_loc(owner) {
-            Some(base) if base.file == l.file => Loc {
-                file: RELATIVE,
-                line: l.line.wrapping_sub(base.line),
-                col: l.col,
-            },
-            _ => l,
-        }
-    }
-
-    fn absolute_loc(&self, l: Loc, owner: FuncId) -> Option<Loc> {
-        if l.file != RELATIVE {
-            return Some(l);
-        }
-        let base = self.function_loc(owner)?;
-        Some(Loc {
-            file: base.file,
-            line: base.line.wrapping_add(l.line),
-            col: l.col,
-        })
-    }
-
     /// The index of `scc` in the call graph.
     fn index_of(&self, scc: &Scc) -> Option<usize> {
         let f = scc.functions.first()?;
@@ -557,7 +533,11 @@ impl<'a> SummaryCache<'a> {
 /// The own locations of each function of `scc` (`summaries` parallel to its functions),
 /// sorted: those its summary names, and in a recursive SCC those any member's summary names (a
 /// member may keep a witness from another's summary of an earlier round of the fixpoint).
-fn scc_own_locs(scc: &Scc, summaries: &[Option<&Summary>]) -> Vec<Vec<Loc>> {
+fn scc_own_locs(
+    scc: &Scc,
+    summaries: &[Option<&Summary>],
+    files: &files::FileNames,
+) -> Vec<Vec<Loc>> {
     let mut locs = vec![Vec::new(); scc.functions.len()];
     for (&f, s) in scc.functions.iter().zip(summaries) {
         let Some(s) = s else { continue };
@@ -568,7 +548,7 @@ fn scc_own_locs(scc: &Scc, summaries: &[Option<&Summary>]) -> Vec<Vec<Loc>> {
         });
     }
     for l in &mut locs {
-        l.sort_unstable();
+        l.sort_unstable_by_key(|l| files.order(l));
         l.dedup();
     }
     locs
@@ -613,7 +593,7 @@ impl SummaryStore for SummaryCache<'_> {
             .functions
             .iter()
             .zip(stored.functions.iter())
-            .map(|(&f, s)| s.locs.iter().map(|&l| self.absolute_loc(l, f)).collect())
+            .map(|(&f, s)| self.own_locs_of(&s.locs, &s.files, f))
             .collect::<Option<_>>()?;
         if let Some(id) = self.index_of(scc) {
             let _ = self.reused_keys[id].set(key);
@@ -677,7 +657,11 @@ impl SummaryStore for SummaryCache<'_> {
         // The classes the summaries name are among what they depend on.
         let named: std::sync::Mutex<Vec<u32>> = Default::default();
         // Before encoding: a member's summary names the other members' own locations.
-        for (&f, locs) in scc.functions.iter().zip(scc_own_locs(scc, summaries)) {
+        for (&f, locs) in scc
+            .functions
+            .iter()
+            .zip(scc_own_locs(scc, summaries, &self.files))
+        {
             let _ = self.own_locs[f.index()].set(locs);
         }
         // Each summary is written as soon as it is encoded, in parallel: an SCC's summaries
@@ -742,10 +726,12 @@ impl SummaryStore for SummaryCache<'_> {
             let own = self.own_locs[f.index()]
                 .get()
                 .map_or(&[][..], Vec::as_slice);
+            let (locs, files) = self.stored_locs(own, f);
             entry.push(StoredFunction {
                 content: content.0,
                 facts,
-                locs: self.relative_locs(own, f),
+                locs,
+                files,
             });
         }
         let replayed = scc.functions.first().and_then(|first| {

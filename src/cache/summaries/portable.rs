@@ -147,12 +147,18 @@ impl SummaryCache<'_> {
         // Locations first: their owners are this run's functions until the summary is renamed.
         let mut ranked = true;
         let sites = summary.map_locs_but_chains(f, &mut |l, owner| match form {
-            LocForm::Relative => self.relative_loc(l, owner),
+            LocForm::Relative => {
+                let relative = self.relative_loc(l, owner);
+                ranked &= relative.is_some();
+                relative.unwrap_or(l)
+            }
             LocForm::Ranked => {
                 owners.push(owner);
-                let rank = self.own_locs[owner.index()]
-                    .get()
-                    .and_then(|own| own.binary_search(&l).ok());
+                let order = self.files.order(&l);
+                let rank = self.own_locs[owner.index()].get().and_then(|own| {
+                    own.binary_search_by_key(&order, |o| self.files.order(o))
+                        .ok()
+                });
                 ranked &= rank.is_some();
                 Loc {
                     file: RANKED,
