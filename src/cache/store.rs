@@ -15,6 +15,10 @@
 //! | 48..64 | XXH3-128 checksum of the payload        |
 //! | 64..   | payload                                 |
 //!
+//! The entries of the kinds in [`super::COMPRESSED`] hold their payload compressed
+//! (`compress.rs`): the length and checksum are the stored bytes', and reads hand out the
+//! decompressed payload.
+//!
 //! Reads verify all of it: an entry that is truncated, corrupted, of another format version or
 //! stored under another key is reported once on stderr, deleted and treated as a miss. The
 //! checksum only has to catch accidents (a torn write, a flipped bit), not an adversary — keys,
