@@ -248,3 +248,38 @@ fn compressed_kinds_are_smaller_on_disk_and_read_back_whole() {
     store.put_value(kind, &key("v"), &value).unwrap();
     assert_eq!(store.get_value::<Vec<u8>>(kind, &key("v")), Some(value));
 }
+
+#[test]
+fn rekey_moves_an_entry_under_its_new_key_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let kind = crate::cache::COMPRESSED[0];
+    let payload = vec![3u8; 10_000];
+    store.put(kind, &key("old"), &payload).unwrap();
+    store
+        .rekey((kind, &key("old")), ("moved", &key("new")))
+        .unwrap();
+    assert!(!store.entry_path(kind, &key("old")).exists());
+    // Read back as `moved`, a kind stored as it is: the bytes are still compressed.
+    let moved = store.get("moved", &key("new")).unwrap();
+    assert!(moved.len() < payload.len());
+    store
+        .rekey(("moved", &key("new")), (kind, &key("back")))
+        .unwrap();
+    assert_eq!(&*store.get(kind, &key("back")).unwrap(), &payload[..]);
+    // Nothing to move: nothing happens.
+    store
+        .rekey((kind, &key("old")), (kind, &key("other")))
+        .unwrap();
+    assert!(!store.entry_path(kind, &key("other")).exists());
+    // A damaged entry is removed, not moved.
+    let path = store.entry_path(kind, &key("back"));
+    let mut bytes = fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    fs::write(&path, bytes).unwrap();
+    store
+        .rekey((kind, &key("back")), (kind, &key("again")))
+        .unwrap();
+    assert!(!path.exists() && !store.entry_path(kind, &key("again")).exists());
+}
