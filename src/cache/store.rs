@@ -412,21 +412,30 @@ impl Store {
 
     /// Stores `payload` under `kind`/`key`, atomically.
     pub fn put(&self, kind: &str, key: &Key, payload: &[u8]) -> Result<()> {
+        let compressed;
+        let payload = if compress::compressed(kind) {
+            compressed = compress::compress(payload).with_context(|| {
+                format!(
+                    "cannot compress cache entry {}",
+                    self.entry_path(kind, key).display()
+                )
+            })?;
+            &compressed[..]
+        } else {
+            payload
+        };
+        self.write_entry(kind, key, &header(key, payload), payload)
+    }
+
+    /// Writes the entry `kind`/`key` as `header` and `payload` (stored as they are),
+    /// atomically, and counts its bytes.
+    fn write_entry(&self, kind: &str, key: &Key, header: &[u8], payload: &[u8]) -> Result<()> {
         check_kind(kind)?;
         let path = self.entry_path(kind, key);
         let parent = path.parent().unwrap_or(&self.dir);
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
-        let compressed;
-        let payload = if compress::compressed(kind) {
-            compressed = compress::compress(payload)
-                .with_context(|| format!("cannot compress cache entry {}", path.display()))?;
-            &compressed[..]
-        } else {
-            payload
-        };
-        let header = header(key, payload);
-        self.write_atomic(parent, &path, &[&header, payload])
+        self.write_atomic(parent, &path, &[header, payload])
             .with_context(|| format!("cannot write cache entry {}", path.display()))?;
         let bytes = (header.len() + payload.len()) as u64;
         self.written.fetch_add(bytes, Ordering::Relaxed);

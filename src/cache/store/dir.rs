@@ -8,7 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 
-use super::{check_kind, CacheStats, Key, KindStats, Store, KEY_RANGE, TAG_FILE, TEMP_PREFIX};
+use super::{
+    check_kind, CacheStats, Key, KindStats, Store, HEADER_LEN, KEY_RANGE, TAG_FILE, TEMP_PREFIX,
+};
 
 /// An entry's file, as a walk of its kind's directory found it.
 #[derive(Debug)]
@@ -76,23 +78,19 @@ impl Store {
     /// one: its header is given the new key, its payload kept as it is. A damaged entry is
     /// removed, not moved.
     pub fn rekey(&self, from: (&str, &Key), to: (&str, &Key)) -> Result<()> {
-        check_kind(to.0)?;
         let source = self.entry_path(from.0, from.1);
-        let mut file = match self.read_file(from.0, from.1) {
-            Ok(Some(file)) => file.to_vec(),
+        let file = match self.read_file(from.0, from.1) {
+            Ok(Some(file)) => file,
             Ok(None) => return Ok(()),
             Err(_) => {
                 let _ = fs::remove_file(&source);
                 return Ok(());
             }
         };
-        file[KEY_RANGE].copy_from_slice(&to.1 .0);
-        let target = self.entry_path(to.0, to.1);
-        let parent = target.parent().unwrap_or(&self.dir);
-        fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-        self.write_atomic(parent, &target, &[&file])
-            .with_context(|| format!("cannot write cache entry {}", target.display()))?;
+        let mut header = [0u8; HEADER_LEN];
+        header.copy_from_slice(&file[..HEADER_LEN]);
+        header[KEY_RANGE].copy_from_slice(&to.1 .0);
+        self.write_entry(to.0, to.1, &header, &file[HEADER_LEN..])?;
         match fs::remove_file(&source) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
                 Err(e).with_context(|| format!("cannot remove cache entry {}", source.display()))

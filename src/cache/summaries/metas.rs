@@ -140,7 +140,7 @@ fn read_pack(store: &Store, context: &Key) -> FxHashMap<Key, SccEntry> {
 /// ([`crate::cache::gc`]'s roots):
 /// the SCCs' entries and the summaries these refer to, by key. `None` if a pack cannot be
 /// read or decoded: what it names is then unknown.
-pub(super) fn packed_keys(store: &Store, done: &mut gc::Collected) -> Option<PackedKeys> {
+pub(crate) fn packed_keys(store: &Store, done: &mut gc::Collected) -> Option<PackedKeys> {
     let mut keys = PackedKeys::default();
     for kind in [PACK, PREVIOUS] {
         gc::read_roots(store, kind, done, |entries: Vec<([u8; 32], StoredScc)>| {

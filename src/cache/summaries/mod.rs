@@ -77,12 +77,7 @@ pub(crate) const KIND: &str = "summary";
 /// Per SCC key, its functions' [`StoredFunction`]s (small: read without loading summaries).
 pub(crate) const META: &str = "summary-meta";
 
-pub(crate) use self::metas::{PackedKeys, PACK, PREVIOUS};
-
-/// The keys the kept packs of SCC entries name (see [`metas::packed_keys`]).
-pub(crate) fn packed_keys(store: &Store, done: &mut super::gc::Collected) -> Option<PackedKeys> {
-    metas::packed_keys(store, done)
-}
+pub(crate) use self::metas::{packed_keys, PACK, PREVIOUS};
 
 /// What an SCC's entry holds for one of its functions.
 #[derive(Clone, Serialize, Deserialize)]
