@@ -477,3 +477,82 @@ fn races_through_a_collapsed_scc_are_replayed_as_checked() {
         );
     }
 }
+
+/// A whole-object access to an object with many members: its task is kept by runs of members,
+/// so a member access added re-checks the run it lands in, not the task (on SQLite objects
+/// have thousands of members and hundreds of whole accesses). The run after the edit finds
+/// what checking every member finds, and so does the one after it, which replays every run.
+#[test]
+fn a_member_added_rechecks_only_its_run_of_the_whole_object_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("program.c");
+    let n = 300;
+    let fields: String = (0..=n).map(|i| format!("long f{i}; ")).collect();
+    let reads: String = (0..n).map(|i| format!("r += big->f{i}; ")).collect();
+    let text = format!(
+        r#"
+#include <pthread.h>
+#include <string.h>
+struct big {{ {fields} }};
+static struct big *big;
+static void *clearer(void *arg)
+{{
+    memset(big, 0, sizeof *big);
+    return arg;
+}}
+static void *reader(void *arg)
+{{
+    long r = 0;
+    {reads}
+    EDIT
+    return (void *)r;
+}}
+int main(void)
+{{
+    static struct big b;
+    pthread_t t, u;
+    big = &b;
+    pthread_create(&t, 0, clearer, 0);
+    pthread_create(&u, 0, reader, 0);
+    return 0;
+}}
+"#
+    );
+    let mut memo = PairMemo::default();
+    let mut members = 0;
+    for (i, edit) in ["", &format!("r += big->f{n};"), ""]
+        .into_iter()
+        .enumerate()
+    {
+        std::fs::write(&path, text.replace("EDIT", edit)).unwrap();
+        let mut program = program_of(&path);
+        let analysis = analysis_of(&mut program, edit);
+        let at = format!("run {i}");
+        let (plain, _, next) =
+            pair_stage_as_without_memo(&program, &analysis, (false, false), &memo, &at);
+        assert!(plain.contains("Pair {"), "{at}: the memset races: {plain}");
+        let counts = next.whole_members();
+        match i {
+            0 => {
+                assert_eq!(counts.replayed, 0, "{at}");
+                assert!(counts.checked >= n, "{at}: {counts:?}");
+                members = counts.checked;
+            }
+            // One member more; fewer than a tenth of them checked again.
+            1 => {
+                assert_eq!(counts.replayed + counts.checked, members + 1, "{at}");
+                assert!(
+                    counts.checked > 0 && counts.checked * 10 < members,
+                    "{at}: {counts:?}"
+                );
+                assert!(
+                    next.wholes().1 > 0,
+                    "{at}: the memset's task checked in part"
+                );
+            }
+            // Back to the first version: the runs the edit did not touch are still recorded.
+            _ => assert!(counts.checked * 10 < members, "{at}: {counts:?}"),
+        }
+        memo = next;
+    }
+}

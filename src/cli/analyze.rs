@@ -416,7 +416,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<i32> {
                 let wholes = match memo.wholes() {
                     (0, 0) => String::new(),
                     (replayed, run) => {
-                        format!("; {replayed} whole-object access(es) replayed, {run} paired again")
+                        let members = memo.whole_members();
+                        format!(
+                            "; {replayed} whole-object access(es) replayed, {run} paired again \
+                             ({} of their member checks replayed, {} made)",
+                            members.replayed, members.checked
+                        )
                     }
                 };
                 writeln!(

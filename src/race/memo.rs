@@ -33,8 +33,8 @@
 //! ([`StableIds::objects`]; without them nothing is reused), and by whether unknown code
 //! reaches one of them — what the distinct-objects test reads of it.
 //!
-//! Whole-object tasks ([`super::wholes`]) are kept the same way, without `--per-access`: a
-//! task's digest is its group's and its object's member groups' in order.
+//! Whole-object tasks ([`super::wholes`]) are kept too, without `--per-access`: found by the
+//! digest of the whole access's group, compared by runs of its object's member groups.
 //!
 //! A bucket's counts ([`PairStats`]) are its own: the pair stage cuts its batches so that a
 //! bucket's checks do not depend on the buckets before it ([`super::pairs`]).
@@ -52,6 +52,7 @@ use super::objects::SetName;
 use super::pairs::PairStats;
 use super::rows::Arranged;
 use super::types::TypeAlias;
+use super::wholes::{MemberDigest, WholeRecord};
 use crate::ir::{FuncId, GlobalId, Name};
 use crate::link::Program;
 use crate::pta::PointsTo;
@@ -65,10 +66,15 @@ pub(super) type Digest = [u8; 32];
 pub struct PairMemo {
     /// The run's [`context_digest`]; a run with another context reuses nothing.
     context: Digest,
-    /// By digest: buckets, and whole-object tasks (digests of another domain).
+    /// By digest: buckets.
     buckets: FxHashMap<Digest, BucketRecord>,
-    /// Of the run that made it: how many buckets it replayed, and how many it checked; the
-    /// same of whole-object tasks ([`super::wholes`]).
+    /// By the whole access's digest: whole-object tasks, by runs of members
+    /// ([`super::wholes`]).
+    #[serde(default)]
+    wholes: FxHashMap<Digest, WholeRecord>,
+    /// Of the run that made it: how many buckets it replayed, and how many it checked; how
+    /// many whole-object tasks it took whole from the previous run, and how many it checked in
+    /// part or whole; and how many of their member checks it replayed and made.
     #[serde(skip)]
     replayed: usize,
     #[serde(skip)]
@@ -77,6 +83,24 @@ pub struct PairMemo {
     wholes_replayed: usize,
     #[serde(skip)]
     wholes_checked: usize,
+    #[serde(skip)]
+    members: WholeMembers,
+}
+
+/// How many member checks of whole-object tasks a run (or a task) took from the previous
+/// run's record, and how many it made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WholeMembers {
+    pub replayed: usize,
+    pub checked: usize,
+}
+
+impl WholeMembers {
+    /// A task's counts: whether it was taken whole from the previous run's record (found there,
+    /// nothing checked).
+    pub(super) fn taken_whole(&self, found: bool) -> bool {
+        found && self.checked == 0
+    }
 }
 
 /// What a bucket's rows found.
@@ -97,23 +121,32 @@ pub(super) struct BucketRecord {
 
 impl PairMemo {
     /// The memo of a run with context `context`, whose buckets and whole-object tasks (their
-    /// digests) found what `buckets` and `wholes` say, `replayed` of each replayed.
+    /// digests) found what `buckets` and `wholes` say, `replayed` of the buckets replayed; a
+    /// task's counts and whether the previous run's record had it come with it.
     pub(super) fn of_run(
         context: Digest,
         buckets: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
-        wholes: impl ExactSizeIterator<Item = (Digest, BucketRecord)>,
-        (replayed, wholes_replayed): (usize, usize),
+        wholes: impl Iterator<Item = (Digest, WholeRecord, WholeMembers, bool)>,
+        replayed: usize,
     ) -> PairMemo {
         let checked = buckets.len().saturating_sub(replayed);
-        let wholes_checked = wholes.len().saturating_sub(wholes_replayed);
-        PairMemo {
+        let mut memo = PairMemo {
             context,
-            buckets: buckets.chain(wholes).collect(),
+            buckets: buckets.collect(),
             replayed,
             checked,
-            wholes_replayed,
-            wholes_checked,
+            ..Default::default()
+        };
+        for (digest, record, members, found) in wholes {
+            match members.taken_whole(found) {
+                true => memo.wholes_replayed += 1,
+                false => memo.wholes_checked += 1,
+            }
+            memo.members.replayed += members.replayed;
+            memo.members.checked += members.checked;
+            memo.wholes.insert(digest, record);
         }
+        memo
     }
 
     /// How many buckets the run that made it replayed from the previous run's memo.
@@ -126,9 +159,15 @@ impl PairMemo {
         self.checked
     }
 
-    /// How many whole-object tasks the run that made it replayed, and how many it ran.
+    /// How many whole-object tasks the run that made it took whole from the previous run,
+    /// and how many it checked (some or all of their members).
     pub fn wholes(&self) -> (usize, usize) {
         (self.wholes_replayed, self.wholes_checked)
+    }
+
+    /// How many member checks of whole-object tasks the run that made it replayed and made.
+    pub fn whole_members(&self) -> WholeMembers {
+        self.members
     }
 
     /// What the bucket with `digest` found in the run this memo comes from, if that run had
@@ -136,6 +175,14 @@ impl PairMemo {
     pub(super) fn get(&self, context: &Digest, digest: &Digest) -> Option<&BucketRecord> {
         (self.context == *context)
             .then(|| self.buckets.get(digest))
+            .flatten()
+    }
+
+    /// What the whole-object task of the whole access with `digest` found in the run this
+    /// memo comes from, if that run had context `context`.
+    pub(super) fn get_whole(&self, context: &Digest, digest: &Digest) -> Option<&WholeRecord> {
+        (self.context == *context)
+            .then(|| self.wholes.get(digest))
             .flatten()
     }
 }
@@ -450,40 +497,53 @@ fn hash_group(ids: IdHasher<'_>, h: &mut Blake, g: &Group<'_>, facts: &GroupFact
     }
 }
 
-/// The digest of each whole-object access's task (without `--per-access`, where it reads
-/// nothing else, [`super::wholes`]): its group, and the member groups of its object in order
-/// (`members`, by object). Apart from the buckets' by their domain.
+/// The digests of the whole-object tasks (without `--per-access`, where a task reads nothing
+/// else, [`super::wholes`]): each whole access's group (what its record is found by), and per
+/// object the digests of its member groups in order (what the record's runs are compared by).
+/// Apart from the buckets' by their domains.
+pub(super) struct WholeDigests {
+    pub tasks: Vec<Digest>,
+    pub members: FxHashMap<u32, Vec<MemberDigest>>,
+}
+
+/// [`WholeDigests`] of the whole accesses `wholes` and the member groups of their objects
+/// (`members`, by object).
 pub(super) fn whole_digests(
     ids: IdHasher<'_>,
     wholes: &[u32],
     members: &FxHashMap<u32, Vec<u32>>,
     groups: &[Group<'_>],
     facts: &GroupFacts<'_>,
-) -> Vec<Digest> {
+) -> WholeDigests {
     // An object's members once, not once per whole access to it (SQLite has objects with
     // thousands of members and hundreds of whole accesses).
     let objects: Vec<(&u32, &Vec<u32>)> = members.iter().collect();
-    let of_object: FxHashMap<u32, Digest> = objects
+    let members = objects
         .par_iter()
         .map(|&(&o, list)| {
-            let mut h = Blake::new("relay pair members");
-            list.len().hash(&mut h);
-            for &m in list {
-                hash_group(ids, &mut h, &groups[m as usize], facts);
-            }
-            (o, h.digest())
+            let mut h = Blake::new("");
+            let digests = list
+                .iter()
+                .map(|&m| {
+                    h = Blake::reusing(std::mem::take(&mut h.0), "relay pair member");
+                    hash_group(ids, &mut h, &groups[m as usize], facts);
+                    let mut d = [0u8; 16];
+                    d.copy_from_slice(&h.digest()[..16]);
+                    d
+                })
+                .collect();
+            (o, digests)
         })
         .collect();
-    wholes
+    let tasks = wholes
         .par_iter()
         .map(|&w| {
-            let w = &groups[w as usize];
             let mut h = Blake::new("relay pair whole");
-            hash_group(ids, &mut h, w, facts);
-            w.within.and_then(|(o, _)| of_object.get(&o)).hash(&mut h);
+            hash_group(ids, &mut h, &groups[w as usize], facts);
             h.digest()
         })
-        .collect()
+        .collect();
+    WholeDigests { tasks, members }
 }
 
 /// One bucket's digest.

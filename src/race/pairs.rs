@@ -8,7 +8,6 @@
 //! unless an object may lie inside another (see [`separates`]).
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -16,11 +15,11 @@ use serde::{Deserialize, Serialize};
 
 use super::candidates::{same_sites, Candidates, Group};
 use super::check::{check, remake, PairContext, Scratch};
-use super::memo::{self, BucketRecord, PairMemo};
+use super::memo::{self, BucketRecord, PairMemo, WholeMembers};
 use super::objects::AccessObjects;
 use super::rows::{chunks, Arranged, Chunk, Unreported};
 use super::types::TypeAlias;
-use super::wholes;
+use super::wholes::{self, WholeRecord};
 use crate::ir::{FuncId, Loc};
 use crate::progress::{Heartbeat, Progress};
 use crate::summary::{AccessView, Summaries};
@@ -119,7 +118,7 @@ pub struct PairStats {
 
 impl PairStats {
     /// Adds a worker's counts.
-    fn add(&mut self, o: &PairStats) {
+    pub(super) fn add(&mut self, o: &PairStats) {
         self.considered += o.considered;
         self.private_arg += o.private_arg;
         self.type_alias += o.type_alias;
@@ -201,10 +200,8 @@ pub fn racing_pairs<'a>(
         };
         let digests = memo::bucket_digests(ids, &arranged, groups, &facts);
         // With `--per-access` a whole-object task reads what earlier tasks found: not kept.
-        let wholes = match input.per_access {
-            true => Vec::new(),
-            false => memo::whole_digests(ids, &wholes, &members, groups, &facts),
-        };
+        let wholes = (!input.per_access)
+            .then(|| memo::whole_digests(ids, &wholes, &members, groups, &facts));
         Some((m.previous, context, digests, wholes))
     });
     let run = Tasks {
@@ -213,13 +210,15 @@ pub fn racing_pairs<'a>(
         arranged: &arranged,
         wholes: &wholes,
         members: &members,
+        whole_digests: memo.as_ref().and_then(|(_, _, _, w)| w.as_ref()),
         previous_wholes: match &memo {
-            Some((previous, context, _, digests)) => {
-                digests.iter().map(|d| previous.get(context, d)).collect()
-            }
-            None => Vec::new(),
+            Some((previous, context, _, Some(digests))) => digests
+                .tasks
+                .iter()
+                .map(|d| previous.get_whole(context, d))
+                .collect(),
+            _ => Vec::new(),
         },
-        whole_replays: Default::default(),
         accesses: &accesses,
         per_access: input.per_access,
         progress: &progress,
@@ -253,10 +252,11 @@ pub fn racing_pairs<'a>(
         None => Vec::new(),
     };
     // What each whole-object task found, for the next run (without `--per-access`).
-    let mut whole_records: Vec<BucketRecord> = match &memo {
-        Some((_, _, _, digests)) => vec![BucketRecord::default(); digests.len()],
-        None => Vec::new(),
-    };
+    let mut whole_records: Vec<WholeKept> = Vec::new();
+    let found_wholes: Vec<bool> = run.previous_wholes.iter().map(Option::is_some).collect();
+    if let Some((_, _, _, Some(digests))) = &memo {
+        whole_records.resize(digests.tasks.len(), Default::default());
+    }
     // `--per-access`: the accesses with their warning, as the batches so far found them.
     let mut reported = ReportedAccesses::new(accesses.iter().max().map_or(0, |&a| a as usize + 1));
     // `--per-access`: per object, its member accesses without a warning before the batch.
@@ -276,14 +276,14 @@ pub fn racing_pairs<'a>(
             pending: &pending,
             unreported: unreported.as_ref(),
         };
-        let per_task: Vec<(Found<'a>, PairStats)> = batch
+        let per_task: Vec<(Found<'a>, PairStats, Option<WholeKept>)> = batch
             .par_iter()
             .map_init(Scratch::default, |scratch, task| {
-                let local = run.run(task, &before, scratch);
-                (local, std::mem::take(&mut scratch.stats))
+                let (local, whole) = run.run(task, &before, scratch);
+                (local, std::mem::take(&mut scratch.stats), whole)
             })
             .collect();
-        for (task, (mut local, mut s)) in batch.iter().zip(per_task) {
+        for (task, (mut local, mut s, whole)) in batch.iter().zip(per_task) {
             match task {
                 Task::Replayed(b) => {
                     if let Some((replay, record)) = replayed[*b].take() {
@@ -302,9 +302,8 @@ pub fn racing_pairs<'a>(
                     }
                 }
                 Task::Whole(i) => {
-                    if let Some(r) = whole_records.get_mut(*i) {
-                        r.stats = s.clone();
-                        r.racing = std::mem::take(&mut local.racing);
+                    if let (Some(r), Some(whole)) = (whole_records.get_mut(*i), whole) {
+                        *r = whole;
                     }
                 }
             }
@@ -322,12 +321,16 @@ pub fn racing_pairs<'a>(
             .iter()
             .filter(|t| matches!(t, Task::Replayed(_)))
             .count();
-        let whole_replays = run.whole_replays.load(Ordering::Relaxed);
+        let wholes = wholes.map(|w| w.tasks).unwrap_or_default();
         PairMemo::of_run(
             context,
             digests.into_iter().zip(records),
-            wholes.into_iter().zip(whole_records),
-            (replays, whole_replays),
+            wholes
+                .into_iter()
+                .zip(whole_records)
+                .zip(found_wholes.into_iter().chain(std::iter::repeat(false)))
+                .map(|((d, (record, members)), found)| (d, record, members, found)),
+            replays,
         )
     });
     (found.into_sorted(), stats, memo)
@@ -578,6 +581,9 @@ impl<'a> Found<'a> {
     }
 }
 
+/// What a whole-object task keeps for the next run: its record, and its counts.
+type WholeKept = (WholeRecord, WholeMembers);
+
 /// A piece of the pair stage, run by one thread.
 enum Task {
     /// Rows of one bucket.
@@ -612,11 +618,12 @@ struct Tasks<'r, 'a> {
     wholes: &'r [u32],
     /// Per object, the member accesses of the objects accessed whole.
     members: &'r FxHashMap<u32, Vec<u32>>,
-    /// Per whole-object access, what the previous run found for its task, if its digest is
-    /// the same (empty with `--per-access`, or without the memo).
-    previous_wholes: Vec<Option<&'r BucketRecord>>,
-    /// How many whole-object tasks were replayed.
-    whole_replays: AtomicUsize,
+    /// The digests of the whole-object tasks and of their objects' members (`None` with
+    /// `--per-access`, or without the memo).
+    whole_digests: Option<&'r memo::WholeDigests>,
+    /// Per whole-object access, what the previous run found for its task, if it found one for
+    /// the same whole access (empty with `--per-access`, or without the memo).
+    previous_wholes: Vec<Option<&'r WholeRecord>>,
     /// `--per-access`: per group, its access's number ([`number_accesses`]); else empty.
     accesses: &'r [u32],
     per_access: bool,
@@ -624,11 +631,18 @@ struct Tasks<'r, 'a> {
 }
 
 impl<'a> Tasks<'_, 'a> {
-    /// The races `task` finds, given what the batches before found (`before`).
-    fn run(&self, task: &Task, before: &Before<'_>, scratch: &mut Scratch) -> Found<'a> {
+    /// The races `task` finds, given what the batches before found (`before`), and for a
+    /// whole-object task with the memo its record and member counts.
+    fn run(
+        &self,
+        task: &Task,
+        before: &Before<'_>,
+        scratch: &mut Scratch,
+    ) -> (Found<'a>, Option<WholeKept>) {
         let done = before.reported;
         let pending = before.pending;
         let mut local = Found::new(self.per_access);
+        let mut record = None;
         match task {
             Task::Rows(chunk) => {
                 for row in chunk.rows.clone() {
@@ -657,17 +671,20 @@ impl<'a> Tasks<'_, 'a> {
                         self.test(&mut local, done, w, m as usize, scratch);
                     }
                 } else {
-                    let (pair, racing) = self.whole(*i, of_object, scratch);
-                    if let Some(pair) = pair {
+                    let outcome = self.whole(*i, object, of_object, scratch);
+                    if let Some(pair) = outcome.pair {
                         local.add_pair(pair);
                     }
-                    // Kept as a bucket's racing checks are: (the whole access, the member).
-                    local.racing = racing.into_iter().map(|at| (0, at)).collect();
+                    let members = WholeMembers {
+                        replayed: outcome.replayed,
+                        checked: outcome.checked,
+                    };
+                    record = outcome.record.map(|r| (r, members));
                 }
                 self.progress.advance(1);
             }
         }
-        local
+        (local, record)
     }
 
     /// Checks row `row` of the chunk's bucket (its head against each partner, in order). With
@@ -733,18 +750,26 @@ impl<'a> Tasks<'_, 'a> {
         Some(local)
     }
 
-    /// Whole-object task `i` without `--per-access`: replayed from the previous run's record
-    /// when there is one, else run ([`wholes`]).
-    fn whole(&self, i: usize, members: &[u32], s: &mut Scratch) -> (Option<Pair<'a>>, Vec<u32>) {
+    /// Whole-object task `i` without `--per-access` (`object`'s `members`): the runs of
+    /// members the previous run's record holds replayed, the others checked ([`wholes`]).
+    fn whole(
+        &self,
+        i: usize,
+        object: Option<u32>,
+        members: &[u32],
+        s: &mut Scratch,
+    ) -> wholes::WholeOutcome<'a> {
         let w = &self.groups[self.wholes[i] as usize];
-        let previous = self.previous_wholes.get(i).copied().flatten();
-        if let Some(found) =
-            previous.and_then(|r| wholes::replay(self.cx, w, self.groups, members, r, s))
-        {
-            self.whole_replays.fetch_add(1, Ordering::Relaxed);
-            return found;
-        }
-        wholes::whole_object_pair(self.cx, w, self.groups, members, s)
+        let task = wholes::WholeTask {
+            members,
+            digests: self
+                .whole_digests
+                .and_then(|d| d.members.get(&object?))
+                .map(Vec::as_slice)
+                .or(self.whole_digests.map(|_| &[][..])),
+            previous: self.previous_wholes.get(i).copied().flatten(),
+        };
+        wholes::run_task(self.cx, w, self.groups, &task, s)
     }
 
     /// Whether `--per-access` has group `g`'s access reported already.

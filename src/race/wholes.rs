@@ -1,63 +1,213 @@
 //! Whole-object accesses (`memset(p, …)`, `free(p)`): each is one task of the pair stage,
 //! paired with every member access of its object, one warning per whole access
-//! ([`super::pairs`]). Without `--per-access` such a task reads nothing but its own groups, so
-//! what it found is kept by digest as a bucket's is ([`super::memo`]) and replayed when the
-//! digest is the same: on SQLite these tasks are most of the pair stage's checks.
+//! ([`super::pairs`]).
+//!
+//! Without `--per-access` such a task reads nothing but its own groups, and each member's
+//! check reads only the whole access's group and the member's: so what a task found is kept
+//! *by runs of members* ([`WholeRecord`]) and a later run checks only the runs whose members
+//! changed. A run's digest is that of its members' digests in order; the runs are cut where a
+//! member's digest says so (content-defined, like a chunking file-sync tool), not every `n`
+//! members, so a member added or changed re-checks the run around it and leaves the others'
+//! boundaries where they were. On SQLite an object has thousands of members and hundreds of
+//! whole accesses: when any one member changed, re-checking every task was most of the pair
+//! stage of a re-run.
 
-use rustc_hash::FxHashSet;
+use std::ops::Range;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
 
 use super::candidates::Group;
 use super::check::{check, PairContext, Scratch};
-use super::memo::BucketRecord;
-use super::pairs::{Pair, Side};
+use super::pairs::{Pair, PairStats, Side};
 use crate::ir::Loc;
 use crate::summary::Witness;
 
-/// What a whole-object task found: its warning — the first racing member as the other side,
-/// the sites of all racing members named there — and the positions of the racing members in
-/// `members`, in order.
-pub(super) fn whole_object_pair<'a>(
-    cx: &PairContext<'_>,
-    w: &Group<'a>,
-    groups: &[Group<'a>],
-    members: &[u32],
-    scratch: &mut Scratch,
-) -> (Option<Pair<'a>>, Vec<u32>) {
-    pair_with(cx, w, groups, members.iter().copied().enumerate(), scratch)
+/// A member's digest, as the runs of a whole-object task compare them ([`super::memo`]).
+pub(super) type MemberDigest = [u8; 16];
+
+/// What one whole-object task found, by runs of members.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct WholeRecord {
+    pub runs: Vec<RunRecord>,
 }
 
-/// [`whole_object_pair`] from what a previous run found (`record`: the racing members'
-/// positions, and the task's counts): its first racing member checked again on this run's
-/// groups, the others' sites taken as they are (the same digest: the same verdicts). `None` if
-/// the first is not racing here (a stale or corrupt record): the task is run again.
-pub(super) fn replay<'a>(
+/// What the checks of one run of members found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct RunRecord {
+    /// The digest of its members' digests, in order.
+    pub digest: MemberDigest,
+    /// The counts of its checks.
+    pub stats: PairStats,
+    /// The positions (in the run) of the members racing with the whole access, in order.
+    pub racing: Vec<u32>,
+}
+
+/// A run ends after a member whose digest's first byte is a multiple of this (runs of 32
+/// members on average), or at [`MAX_RUN`] members.
+const RUN_DIVISOR: u8 = 32;
+const MAX_RUN: usize = 256;
+
+/// One whole-object task: the member groups of its object, in order, with their digests
+/// (`None` without a memo: nothing is recorded) and what the previous run found for the same
+/// whole access, if it had one.
+pub(super) struct WholeTask<'r> {
+    pub members: &'r [u32],
+    pub digests: Option<&'r [MemberDigest]>,
+    pub previous: Option<&'r WholeRecord>,
+}
+
+/// What a whole-object task found: its warning (the first racing member as the other side,
+/// the sites of all racing members named there), its record (with digests), and how many of
+/// its members it checked and how many it took from the previous run's record.
+pub(super) struct WholeOutcome<'a> {
+    pub pair: Option<Pair<'a>>,
+    pub record: Option<WholeRecord>,
+    pub checked: usize,
+    pub replayed: usize,
+}
+
+/// Runs `task` for whole access `w`: the runs of members the previous record holds are taken
+/// from it, the others checked. The counts of its checks are added to `scratch.stats`.
+pub(super) fn run_task<'a>(
     cx: &PairContext<'_>,
     w: &Group<'a>,
     groups: &[Group<'a>],
-    members: &[u32],
-    record: &BucketRecord,
+    task: &WholeTask<'_>,
     scratch: &mut Scratch,
-) -> Option<(Option<Pair<'a>>, Vec<u32>)> {
-    let racing = record
-        .racing
-        .iter()
-        .map(|&(_, at)| Some((at, *members.get(at as usize)?)))
-        .collect::<Option<Vec<_>>>()?;
+) -> WholeOutcome<'a> {
+    let before = std::mem::take(&mut scratch.stats);
+    if let Some(outcome) = task
+        .previous
+        .and_then(|previous| by_runs(cx, w, groups, task, Some(previous), scratch))
+    {
+        scratch.stats.add(&before);
+        return outcome;
+    }
+    // Without a record, or one that does not hold here (stale or corrupt): every run checked.
+    scratch.stats = PairStats::default();
+    let outcome = by_runs(cx, w, groups, task, None, scratch).expect("checking every run");
+    scratch.stats.add(&before);
+    outcome
+}
+
+/// [`run_task`] from `previous` (`None`: every run checked); `None` if a recorded racing
+/// member does not race here. `scratch.stats` gets the task's counts only.
+fn by_runs<'a>(
+    cx: &PairContext<'_>,
+    w: &Group<'a>,
+    groups: &[Group<'a>],
+    task: &WholeTask<'_>,
+    previous: Option<&WholeRecord>,
+    scratch: &mut Scratch,
+) -> Option<WholeOutcome<'a>> {
+    let recorded: FxHashMap<MemberDigest, &RunRecord> = previous
+        .into_iter()
+        .flat_map(|r| &r.runs)
+        .map(|run| (run.digest, run))
+        .collect();
+    let mut record = task.digests.map(|_| WholeRecord::default());
+    let (mut checked, mut replayed) = (0, 0);
+    // Positions in `task.members` of the racing members, in order.
+    let mut racing: Vec<usize> = Vec::new();
+    for (range, digest) in runs(task.members.len(), task.digests) {
+        let old = digest.and_then(|d| recorded.get(&d)).copied();
+        let run = match old.filter(|r| r.racing.iter().all(|&at| (at as usize) < range.len())) {
+            Some(old) => {
+                replayed += range.len();
+                scratch.stats.add(&old.stats);
+                old.clone()
+            }
+            None => {
+                checked += range.len();
+                check_run(cx, w, groups, &task.members[range.clone()], digest, scratch)
+            }
+        };
+        racing.extend(run.racing.iter().map(|&at| range.start + at as usize));
+        if let Some(r) = &mut record {
+            r.runs.push(run);
+        }
+    }
     let pair = match racing.first() {
-        Some(&(_, first)) => {
-            let pair = check(cx, w, &groups[first as usize], false, scratch);
-            // The task's counts are the record's (a task starts with none).
-            scratch.stats = Default::default();
-            let others = racing[1..].iter().map(|&(_, m)| &groups[m as usize]);
-            Some(with_sites(
-                sides(pair?, w),
-                others.map(|g| g.access.witnesses),
-            ))
+        Some(&first) => {
+            // Made again for its sides (its counts are the run's, already counted).
+            let counted = std::mem::take(&mut scratch.stats);
+            let pair = check(cx, w, &groups[task.members[first] as usize], false, scratch);
+            scratch.stats = counted;
+            let others = racing[1..]
+                .iter()
+                .map(|&at| groups[task.members[at] as usize].access.witnesses);
+            Some(with_sites(sides(pair?, w), others))
         }
         None => None,
     };
-    scratch.stats = record.stats.clone();
-    Some((pair, racing.into_iter().map(|(at, _)| at).collect()))
+    Some(WholeOutcome {
+        pair,
+        record,
+        checked,
+        replayed,
+    })
+}
+
+/// Checks whole access `w` against each of `members` (one run): the run's record.
+fn check_run(
+    cx: &PairContext<'_>,
+    w: &Group<'_>,
+    groups: &[Group<'_>],
+    members: &[u32],
+    digest: Option<MemberDigest>,
+    scratch: &mut Scratch,
+) -> RunRecord {
+    let before = std::mem::take(&mut scratch.stats);
+    let racing = (0..members.len() as u32)
+        .filter(|&at| {
+            check(
+                cx,
+                w,
+                &groups[members[at as usize] as usize],
+                false,
+                scratch,
+            )
+            .is_some()
+        })
+        .collect();
+    let stats = std::mem::replace(&mut scratch.stats, before);
+    scratch.stats.add(&stats);
+    RunRecord {
+        digest: digest.unwrap_or_default(),
+        stats,
+        racing,
+    }
+}
+
+/// The runs of `n` members (ranges, in order) with their digests: cut by `digests` (see the
+/// module documentation), or one run without them.
+fn runs(n: usize, digests: Option<&[MemberDigest]>) -> Vec<(Range<usize>, Option<MemberDigest>)> {
+    let Some(digests) = digests.filter(|d| d.len() == n) else {
+        return vec![(0..n, None)];
+    };
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, d) in digests.iter().enumerate() {
+        if d[0] % RUN_DIVISOR == 0 || i + 1 - start == MAX_RUN || i + 1 == n {
+            out.push((start..i + 1, Some(run_digest(&digests[start..i + 1]))));
+            start = i + 1;
+        }
+    }
+    out
+}
+
+/// The digest of a run of members.
+fn run_digest(members: &[MemberDigest]) -> MemberDigest {
+    let mut h = blake3::Hasher::new();
+    h.update(b"relay whole run");
+    h.update(&(members.len() as u64).to_le_bytes());
+    for m in members {
+        h.update(m);
+    }
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    out
 }
 
 /// A race of whole access `w` with a member as (whole side, member side), and its
@@ -89,29 +239,43 @@ fn with_sites<'a, 'w>(
     }
 }
 
-/// The warning of whole access `w` against the `members` (with their positions) that race with
-/// it, and the positions of those.
-fn pair_with<'a>(
-    cx: &PairContext<'_>,
-    w: &Group<'a>,
-    groups: &[Group<'a>],
-    members: impl Iterator<Item = (usize, u32)>,
-    scratch: &mut Scratch,
-) -> (Option<Pair<'a>>, Vec<u32>) {
-    let mut first: Option<(Side<'a>, Side<'a>, [u32; 2])> = None;
-    let mut positions = Vec::new();
-    let mut others: Vec<&'a [Witness]> = Vec::new();
-    for (at, m) in members {
-        let Some(pair) = check(cx, w, &groups[m as usize], false, scratch) else {
-            continue;
-        };
-        positions.push(at as u32);
-        let sides = sides(pair, w);
-        match first {
-            None => first = Some(sides),
-            Some(_) => others.push(sides.1.access.witnesses),
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest(first: u8, n: u8) -> MemberDigest {
+        let mut d = [n; 16];
+        d[0] = first;
+        d
     }
-    let pair = first.map(|sides| with_sites(sides, others.into_iter()));
-    (pair, positions)
+
+    #[test]
+    fn runs_are_cut_by_content_so_an_insertion_moves_only_its_run() {
+        let members: Vec<MemberDigest> = (0..200u8)
+            .map(|i| digest(if i % 7 == 0 { 0 } else { 1 + i % 31 }, i))
+            .collect();
+        let before = runs(members.len(), Some(&members));
+        let mut edited = members.clone();
+        edited.insert(100, digest(5, 250));
+        let after = runs(edited.len(), Some(&edited));
+        let digests = |r: &[(Range<usize>, Option<MemberDigest>)]| -> Vec<MemberDigest> {
+            r.iter().filter_map(|(_, d)| *d).collect()
+        };
+        let (old, new) = (digests(&before), digests(&after));
+        let changed = new.iter().filter(|d| !old.contains(d)).count();
+        assert_eq!(changed, 1, "only the run holding the new member changes");
+        assert_eq!(old.len(), new.len());
+        // Every member is in exactly one run, in order.
+        let covered: usize = after.iter().map(|(r, _)| r.len()).sum();
+        assert_eq!(covered, edited.len());
+    }
+
+    #[test]
+    fn a_long_run_is_cut_at_the_maximum() {
+        let members: Vec<MemberDigest> = (0..600u16).map(|i| digest(1, i as u8)).collect();
+        let r = runs(members.len(), Some(&members));
+        assert!(r.iter().all(|(range, _)| range.len() <= MAX_RUN));
+        assert_eq!(r.iter().map(|(range, _)| range.len()).sum::<usize>(), 600);
+        assert_eq!(runs(3, None), vec![(0..3, None)]);
+    }
 }
