@@ -204,8 +204,16 @@ pub fn racing_pairs<'a>(
             .then(|| memo::whole_digests(ids, &wholes, &members, groups, &facts));
         Some((m.previous, context, digests, wholes))
     });
+    let member_sites: FxHashMap<u32, wholes::MemberSites> = match input.per_access {
+        true => FxHashMap::default(),
+        false => members
+            .par_iter()
+            .map(|(&o, list)| (o, wholes::MemberSites::new(groups, list)))
+            .collect(),
+    };
     let run = Tasks {
         cx: &cx,
+        member_sites: &member_sites,
         groups,
         arranged: &arranged,
         wholes: &wholes,
@@ -618,6 +626,8 @@ struct Tasks<'r, 'a> {
     wholes: &'r [u32],
     /// Per object, the member accesses of the objects accessed whole.
     members: &'r FxHashMap<u32, Vec<u32>>,
+    /// Per object accessed whole, its members' sites (empty with `--per-access`).
+    member_sites: &'r FxHashMap<u32, wholes::MemberSites>,
     /// The digests of the whole-object tasks and of their objects' members (`None` with
     /// `--per-access`, or without the memo).
     whole_digests: Option<&'r memo::WholeDigests>,
@@ -760,8 +770,12 @@ impl<'a> Tasks<'_, 'a> {
         s: &mut Scratch,
     ) -> wholes::WholeOutcome<'a> {
         let w = &self.groups[self.wholes[i] as usize];
+        let no_sites = wholes::MemberSites::new(self.groups, &[]);
         let task = wholes::WholeTask {
             members,
+            sites: object
+                .and_then(|o| self.member_sites.get(&o))
+                .unwrap_or(&no_sites),
             digests: self
                 .whole_digests
                 .and_then(|d| d.members.get(&object?))

@@ -14,14 +14,13 @@
 
 use std::ops::Range;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::candidates::Group;
 use super::check::{check, PairContext, Scratch};
 use super::pairs::{Pair, PairStats, Side};
 use crate::ir::Loc;
-use crate::summary::Witness;
 
 /// A member's digest, as the runs of a whole-object task compare them ([`super::memo`]).
 pub(super) type MemberDigest = [u8; 16];
@@ -48,11 +47,53 @@ pub(super) struct RunRecord {
 const RUN_DIVISOR: u8 = 32;
 const MAX_RUN: usize = 256;
 
-/// One whole-object task: the member groups of its object, in order, with their digests
-/// (`None` without a memo: nothing is recorded) and what the previous run found for the same
-/// whole access, if it had one.
+/// The witness sites of an object's member groups, numbered in their order: a whole-object
+/// warning names the sites of every racing member, and on SQLite the tasks of one object name
+/// tens of thousands (collected in a hash set per task, they were a fifth of a re-run's race
+/// stage).
+pub(super) struct MemberSites {
+    /// Every member's witness sites, sorted, once each.
+    locs: Vec<Loc>,
+    /// Per member, where its sites' numbers are in `numbers`.
+    starts: Vec<u32>,
+    numbers: Vec<u32>,
+}
+
+impl MemberSites {
+    pub fn new(groups: &[Group<'_>], members: &[u32]) -> MemberSites {
+        let sites = |m: &u32| groups[*m as usize].access.witnesses.iter().map(|x| x.loc);
+        let mut locs: Vec<Loc> = members.iter().flat_map(sites).collect();
+        locs.sort_unstable();
+        locs.dedup();
+        let mut starts = Vec::with_capacity(members.len() + 1);
+        let mut numbers = Vec::new();
+        for m in members {
+            starts.push(numbers.len() as u32);
+            numbers.extend(sites(m).filter_map(|l| Some(locs.binary_search(&l).ok()? as u32)));
+        }
+        starts.push(numbers.len() as u32);
+        MemberSites {
+            locs,
+            starts,
+            numbers,
+        }
+    }
+
+    /// The numbers of the sites of the member at `at`.
+    fn of(&self, at: usize) -> &[u32] {
+        match (self.starts.get(at), self.starts.get(at + 1)) {
+            (Some(&a), Some(&b)) => &self.numbers[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+}
+
+/// One whole-object task: the member groups of its object, in order, with their sites and
+/// digests (`None` without a memo: nothing is recorded) and what the previous run found for
+/// the same whole access, if it had one.
 pub(super) struct WholeTask<'r> {
     pub members: &'r [u32],
+    pub sites: &'r MemberSites,
     pub digests: Option<&'r [MemberDigest]>,
     pub previous: Option<&'r WholeRecord>,
 }
@@ -134,10 +175,7 @@ fn by_runs<'a>(
             let counted = std::mem::take(&mut scratch.stats);
             let pair = check(cx, w, &groups[task.members[first] as usize], false, scratch);
             scratch.stats = counted;
-            let others = racing[1..]
-                .iter()
-                .map(|&at| groups[task.members[at] as usize].access.witnesses);
-            Some(with_sites(sides(pair?, w), others))
+            Some(with_sites(sides(pair?, w), &racing[1..], task.sites))
         }
         None => None,
     };
@@ -221,17 +259,28 @@ fn sides<'a>(pair: Pair<'a>, w: &Group<'a>) -> (Side<'a>, Side<'a>, [u32; 2]) {
 }
 
 /// The warning of a whole access against its first racing member, naming the sites of the
-/// other racing members (`others`: their witnesses) on the member's side.
-fn with_sites<'a, 'w>(
+/// other racing members (`others`: their positions among the object's members) on the member's
+/// side, in order.
+fn with_sites<'a>(
     (whole, mut member, performers): (Side<'a>, Side<'a>, [u32; 2]),
-    others: impl Iterator<Item = &'w [Witness]>,
+    others: &[usize],
+    sites: &MemberSites,
 ) -> Pair<'a> {
-    let mut sites: FxHashSet<Loc> = others.flatten().map(|x| x.loc).collect();
-    for x in member.access.witnesses {
-        sites.remove(&x.loc);
+    let mut named = vec![0u64; sites.locs.len().div_ceil(64)];
+    for &at in others {
+        for &n in sites.of(at) {
+            named[n as usize / 64] |= 1 << (n % 64);
+        }
     }
-    member.also = sites.into_iter().collect();
-    member.also.sort();
+    for x in member.access.witnesses {
+        if let Ok(n) = sites.locs.binary_search(&x.loc) {
+            named[n / 64] &= !(1 << (n % 64));
+        }
+    }
+    member.also = (0..sites.locs.len())
+        .filter(|&n| named[n / 64] & (1 << (n % 64)) != 0)
+        .map(|n| sites.locs[n])
+        .collect();
     Pair {
         first: whole,
         second: member,
