@@ -52,7 +52,7 @@ use super::objects::SetName;
 use super::pairs::PairStats;
 use super::rows::Arranged;
 use super::types::TypeAlias;
-use super::wholes::{MemberDigest, WholeRecord};
+use super::wholes::{MemberDigest, MemberRun, WholeRecord};
 use crate::ir::{FuncId, GlobalId, Name};
 use crate::link::Program;
 use crate::pta::PointsTo;
@@ -499,11 +499,11 @@ fn hash_group(ids: IdHasher<'_>, h: &mut Blake, g: &Group<'_>, facts: &GroupFact
 
 /// The digests of the whole-object tasks (without `--per-access`, where a task reads nothing
 /// else, [`super::wholes`]): each whole access's group (what its record is found by), and per
-/// object the digests of its member groups in order (what the record's runs are compared by).
-/// Apart from the buckets' by their domains.
+/// object the runs of its member groups in order, each with the digest of its members' digests
+/// (what the record's runs are compared by). Apart from the buckets' by their domains.
 pub(super) struct WholeDigests {
     pub tasks: Vec<Digest>,
-    pub members: FxHashMap<u32, Vec<MemberDigest>>,
+    pub runs: FxHashMap<u32, Vec<MemberRun>>,
 }
 
 /// [`WholeDigests`] of the whole accesses `wholes` and the member groups of their objects
@@ -518,7 +518,7 @@ pub(super) fn whole_digests(
     // An object's members once, not once per whole access to it (SQLite has objects with
     // thousands of members and hundreds of whole accesses).
     let objects: Vec<(&u32, &Vec<u32>)> = members.iter().collect();
-    let members = objects
+    let runs = objects
         .par_iter()
         .map(|&(&o, list)| {
             let mut h = Blake::new("");
@@ -531,8 +531,8 @@ pub(super) fn whole_digests(
                     d.copy_from_slice(&h.digest()[..16]);
                     d
                 })
-                .collect();
-            (o, digests)
+                .collect::<Vec<MemberDigest>>();
+            (o, super::wholes::runs(&digests))
         })
         .collect();
     let tasks = wholes
@@ -543,7 +543,7 @@ pub(super) fn whole_digests(
             h.digest()
         })
         .collect();
-    WholeDigests { tasks, members }
+    WholeDigests { tasks, runs }
 }
 
 /// One bucket's digest.

@@ -776,9 +776,9 @@ impl<'a> Tasks<'_, 'a> {
             sites: object
                 .and_then(|o| self.member_sites.get(&o))
                 .unwrap_or(&no_sites),
-            digests: self
+            runs: self
                 .whole_digests
-                .and_then(|d| d.members.get(&object?))
+                .and_then(|d| d.runs.get(&object?))
                 .map(Vec::as_slice)
                 .or(self.whole_digests.map(|_| &[][..])),
             previous: self.previous_wholes.get(i).copied().flatten(),

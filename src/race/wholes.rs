@@ -94,7 +94,8 @@ impl MemberSites {
 pub(super) struct WholeTask<'r> {
     pub members: &'r [u32],
     pub sites: &'r MemberSites,
-    pub digests: Option<&'r [MemberDigest]>,
+    /// The runs of `members` ([`runs`]).
+    pub runs: Option<&'r [MemberRun]>,
     pub previous: Option<&'r WholeRecord>,
 }
 
@@ -147,11 +148,19 @@ fn by_runs<'a>(
         .flat_map(|r| &r.runs)
         .map(|run| (run.digest, run))
         .collect();
-    let mut record = task.digests.map(|_| WholeRecord::default());
+    let mut record = task.runs.map(|r| WholeRecord {
+        runs: Vec::with_capacity(r.len()),
+    });
+    let all = [(0..task.members.len(), None)];
+    let runs = match task.runs {
+        Some(runs) => runs.iter().map(|(r, d)| (r, Some(*d))).collect::<Vec<_>>(),
+        None => all.iter().map(|(r, d)| (r, *d)).collect(),
+    };
     let (mut checked, mut replayed) = (0, 0);
     // Positions in `task.members` of the racing members, in order.
     let mut racing: Vec<usize> = Vec::new();
-    for (range, digest) in runs(task.members.len(), task.digests) {
+    for (range, digest) in runs {
+        let range = range.clone();
         let old = digest.and_then(|d| recorded.get(&d)).copied();
         let run = match old.filter(|r| r.racing.iter().all(|&at| (at as usize) < range.len())) {
             Some(old) => {
@@ -218,17 +227,17 @@ fn check_run(
     }
 }
 
-/// The runs of `n` members (ranges, in order) with their digests: cut by `digests` (see the
-/// module documentation), or one run without them.
-fn runs(n: usize, digests: Option<&[MemberDigest]>) -> Vec<(Range<usize>, Option<MemberDigest>)> {
-    let Some(digests) = digests.filter(|d| d.len() == n) else {
-        return vec![(0..n, None)];
-    };
+/// A run of an object's members (their positions) and its digest.
+pub(super) type MemberRun = (Range<usize>, MemberDigest);
+
+/// The runs of members whose digests are `digests`, in order (see the module documentation).
+/// Once per object: every whole access to it has these runs.
+pub(super) fn runs(digests: &[MemberDigest]) -> Vec<MemberRun> {
     let mut out = Vec::new();
     let mut start = 0;
     for (i, d) in digests.iter().enumerate() {
-        if d[0] % RUN_DIVISOR == 0 || i + 1 - start == MAX_RUN || i + 1 == n {
-            out.push((start..i + 1, Some(run_digest(&digests[start..i + 1]))));
+        if d[0] % RUN_DIVISOR == 0 || i + 1 - start == MAX_RUN || i + 1 == digests.len() {
+            out.push((start..i + 1, run_digest(&digests[start..i + 1])));
             start = i + 1;
         }
     }
@@ -303,13 +312,12 @@ mod tests {
         let members: Vec<MemberDigest> = (0..200u8)
             .map(|i| digest(if i % 7 == 0 { 0 } else { 1 + i % 31 }, i))
             .collect();
-        let before = runs(members.len(), Some(&members));
+        let before = runs(&members);
         let mut edited = members.clone();
         edited.insert(100, digest(5, 250));
-        let after = runs(edited.len(), Some(&edited));
-        let digests = |r: &[(Range<usize>, Option<MemberDigest>)]| -> Vec<MemberDigest> {
-            r.iter().filter_map(|(_, d)| *d).collect()
-        };
+        let after = runs(&edited);
+        let digests =
+            |r: &[MemberRun]| -> Vec<MemberDigest> { r.iter().map(|(_, d)| *d).collect() };
         let (old, new) = (digests(&before), digests(&after));
         let changed = new.iter().filter(|d| !old.contains(d)).count();
         assert_eq!(changed, 1, "only the run holding the new member changes");
@@ -322,9 +330,9 @@ mod tests {
     #[test]
     fn a_long_run_is_cut_at_the_maximum() {
         let members: Vec<MemberDigest> = (0..600u16).map(|i| digest(1, i as u8)).collect();
-        let r = runs(members.len(), Some(&members));
+        let r = runs(&members);
         assert!(r.iter().all(|(range, _)| range.len() <= MAX_RUN));
         assert_eq!(r.iter().map(|(range, _)| range.len()).sum::<usize>(), 600);
-        assert_eq!(runs(3, None), vec![(0..3, None)]);
+        assert!(runs(&[]).is_empty());
     }
 }
