@@ -8,6 +8,7 @@ mod check;
 pub mod entries;
 pub mod families;
 pub mod filters;
+mod found;
 pub mod memo;
 mod objects;
 pub mod pairs;
