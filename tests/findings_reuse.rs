@@ -180,3 +180,61 @@ fn moved_lines_in_every_fixture_report_what_a_cold_run_does() {
         names.len() * 4
     );
 }
+
+/// The inclusion-based points-to runs beside the summaries for the constructors the previous
+/// run found: when an edit makes `make` a constructor or stops it being one (each call of a
+/// constructor is an allocation site of its own, so the two threads' objects are apart or
+/// not), the re-run computes it again for this run's and reports what a cold run does.
+#[test]
+fn a_function_that_stops_or_starts_returning_a_fresh_object_is_seen() {
+    let text = r#"
+#include <pthread.h>
+#include <stdlib.h>
+struct node { long v; };
+static struct node shared;
+static struct node *make(void)
+{
+    struct node *n = malloc(sizeof *n);
+    RETURN
+}
+static void *one(void *arg)
+{
+    struct node *n = make();
+    n->v = 1;
+    return arg;
+}
+static void *two(void *arg)
+{
+    struct node *n = make();
+    n->v = 2;
+    return arg;
+}
+int main(void)
+{
+    pthread_t t, u;
+    pthread_create(&t, 0, one, 0);
+    pthread_create(&u, 0, two, 0);
+    return 0;
+}
+"#;
+    let fresh = "return n;";
+    let global = "(void)n; return &shared;";
+    let p = Edited::new(&text.replace("RETURN", fresh));
+    let (constructor, _) = p.analyze(true, &[]);
+    // An edit that keeps the constructors: computed ahead, the same findings.
+    p.edit(
+        "pthread_t t, u;",
+        "pthread_t t, u; int unused = 1; (void)unused;",
+    );
+    assert!(p.rerun_matches_cold(&[]));
+    p.edit(fresh, global);
+    assert!(!p.rerun_matches_cold(&[]), "make no longer allocates");
+    let (not_constructor, _) = p.analyze(false, &[]);
+    assert_ne!(
+        warned_lines(&constructor),
+        warned_lines(&not_constructor),
+        "`n->v` races once both threads get `shared`"
+    );
+    p.edit(global, fresh);
+    assert!(!p.rerun_matches_cold(&[]), "make allocates again");
+}

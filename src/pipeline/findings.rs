@@ -2,6 +2,8 @@
 //! finds them — under a key of everything they depend on but where lines are, then rewritten
 //! to where the lines are now ([`crate::cache::relocate`]).
 
+use std::sync::{Mutex, OnceLock};
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::Instant;
 
 use super::Options;
@@ -30,6 +32,44 @@ pub(super) struct FindingsLookup<'a> {
     pub options: &'a Options,
     /// [`crate::race::entries::outside_entries`].
     pub outside: Vec<FuncId>,
+    /// The inclusion-based points-to, computed ahead for the constructors the previous run
+    /// found ([`FindingsLookup::compute_ahead`]).
+    pub ahead: OnceLock<Ahead<'a>>,
+}
+
+/// The inclusion-based points-to computed on a thread of its own, beside the summaries, for
+/// the constructors the previous run in the same context found
+/// ([`SummaryCache::previous_constructors`]): the lookup takes it when this run finds the
+/// same ones (nearly always), and computes it again otherwise.
+pub(super) struct Ahead<'scope> {
+    computing: Mutex<Option<(Vec<FuncId>, ScopedJoinHandle<'scope, SiteObjects>)>>,
+}
+
+impl<'scope> Ahead<'scope> {
+    /// Starts computing it in `scope` for `constructors` (sorted).
+    pub fn start<'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        (program, pta, models): (&'scope Program, &'scope PointsTo, &'scope Models),
+        outside: Vec<FuncId>,
+        constructors: Vec<FuncId>,
+    ) -> Ahead<'scope> {
+        let for_them = constructors.clone();
+        let handle =
+            scope.spawn(move || SiteObjects::compute(program, pta, models, &outside, &for_them));
+        Ahead {
+            computing: Mutex::new(Some((constructors, handle))),
+        }
+    }
+
+    /// What it computed, once done, if it was for `constructors`. (If not, the scope waits for
+    /// the thread at its end and drops what it made.)
+    fn take(&self, constructors: &[FuncId]) -> Option<SiteObjects> {
+        let mut slot = self.computing.lock().unwrap_or_else(|e| e.into_inner());
+        let (computed_for, handle) = slot.take()?;
+        (computed_for == constructors)
+            .then(|| handle.join().ok())
+            .flatten()
+    }
 }
 
 /// What [`FindingsLookup::find`] found: the saved findings, if any, and what it computed to
@@ -48,7 +88,20 @@ pub(super) struct Found {
     pub seconds: f64,
 }
 
-impl FindingsLookup<'_> {
+impl<'a> FindingsLookup<'a> {
+    /// Starts computing the inclusion-based points-to in `scope`, beside the summaries, for
+    /// the constructors the previous run in `c`'s context found (none: nothing to start).
+    pub fn compute_ahead<'env>(&self, scope: &'a Scope<'a, 'env>, c: &SummaryCache<'_>) {
+        if !self.options.inclusion {
+            return;
+        }
+        if let Some(constructors) = c.previous_constructors() {
+            let analyses = (self.program, self.pta, self.models);
+            let ahead = Ahead::start(scope, analyses, self.outside.clone(), constructors);
+            let _ = self.ahead.set(ahead);
+        }
+    }
+
     /// The saved findings, if any, and the inclusion-based points-to computed to key them
     /// (`constructors`: [`crate::summary::SummaryStats::constructors`]). Every function's own
     /// locations must be recorded in `c`.
@@ -62,13 +115,17 @@ impl FindingsLookup<'_> {
         let beat = Heartbeat::start(self.options.schedule.progress, "inclusion points-to");
         let t = Instant::now();
         let objects = self.options.inclusion.then(|| {
-            SiteObjects::compute(
-                self.program,
-                self.pta,
-                self.models,
-                &self.outside,
-                constructors,
-            )
+            c.keep_constructors(constructors);
+            let ahead = self.ahead.get().and_then(|a| a.take(constructors));
+            ahead.unwrap_or_else(|| {
+                SiteObjects::compute(
+                    self.program,
+                    self.pta,
+                    self.models,
+                    &self.outside,
+                    constructors,
+                )
+            })
         });
         drop(beat);
         let seconds = t.elapsed().as_secs_f64();

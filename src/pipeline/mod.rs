@@ -3,6 +3,7 @@
 
 mod findings;
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use crate::cache::classes::ClassTable;
@@ -273,31 +274,34 @@ fn summarize_inner(
     );
     drop(beat);
     let t2 = Instant::now();
-    let lookup = match keep {
-        Keep::RaceEntries(named) => Some(FindingsLookup {
-            program,
-            pta: &pta,
-            models,
-            options,
-            // Read only by the inclusion-based points-to.
-            outside: match options.inclusion {
-                true => race::entries::outside_entries(
-                    program,
-                    &cg,
-                    &pta,
-                    named,
-                    options.entries.roots,
-                    &families,
-                ),
-                false => Vec::new(),
-            },
-        }),
-        Keep::Asked(_) => None,
-    };
-    // Which summaries to keep is needed only when the saved findings are not found at once;
-    // computed beside the SCCs' keys, which are mostly one sequential pass.
-    let ((cache, saved), (keep, called_from_outside)) =
-        rayon::join(
+    // The inclusion-based points-to may run on a thread of its own beside the summaries
+    // (`Ahead`): the scope ends before `pta` and `cg` are handed out.
+    let cached = std::thread::scope(|scope| {
+        let lookup = match keep {
+            Keep::RaceEntries(named) => Some(FindingsLookup {
+                program,
+                pta: &pta,
+                models,
+                options,
+                // Read only by the inclusion-based points-to.
+                outside: match options.inclusion {
+                    true => race::entries::outside_entries(
+                        program,
+                        &cg,
+                        &pta,
+                        named,
+                        options.entries.roots,
+                        &families,
+                    ),
+                    false => Vec::new(),
+                },
+                ahead: OnceLock::new(),
+            }),
+            Keep::Asked(_) => None,
+        };
+        // Which summaries to keep is needed only when the saved findings are not found at
+        // once; computed beside the SCCs' keys, which are mostly one sequential pass.
+        let ((cache, saved), (keep, called_from_outside)) = rayon::join(
             || {
                 let inputs = text
                     .zip(classes)
@@ -305,6 +309,9 @@ fn summarize_inner(
                 let cache = store.zip(inputs).map(|(store, inputs)| {
                     summary_cache(store, program, &pta, &cg, models, options, inputs)
                 });
+                if let (Some(c), Some(lookup)) = (&cache, &lookup) {
+                    lookup.compute_ahead(scope, c);
+                }
                 let saved = cache.as_ref().zip(store).zip(lookup.as_ref()).and_then(
                     |((c, store), lookup)| {
                         let (program_key, constructors) = c.stored_program_key()?;
@@ -322,53 +329,63 @@ fn summarize_inner(
                 )
             },
         );
-    if let Some((sccs, found)) = saved.as_ref().filter(|(_, f)| f.run.is_some()) {
-        if let Some(c) = &cache {
-            c.save_metas();
-        }
-        let times =
-            StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(found.seconds);
-        let sccs = *sccs;
-        return Summarized {
-            summaries: Summaries::all_reused(program.functions.len(), sccs),
-            pta,
-            cg,
-            times,
-            families,
-            found: saved.map(|(_, f)| f),
-            stable_ids: Default::default(),
-            cache: Some(SummaryCacheStats {
-                reused: sccs,
-                stored: 0,
-                loaded: 0,
-                unportable: 0,
-                kept: 0,
-                lost_before: 0,
-                repartitioned: 0,
-            }),
+        let saved = match saved {
+            Some((sccs, found)) if found.run.is_some() => {
+                if let Some(c) = &cache {
+                    c.save_metas();
+                }
+                return Cached::Found(sccs, Box::new(found));
+            }
+            other => other,
         };
-    }
-    // Not found there: the findings are not looked for again (nothing they depend on can
-    // change before the race stage), which reads what the lookup computed.
-    let mut found = saved.map(|(_, f)| f);
-    let run = SummaryRun {
-        program,
-        pta: &pta,
-        cg: &cg,
-        models,
-        options,
-        keep,
-        called_from_outside,
-    };
-    let lookup = lookup.filter(|_| found.is_none());
-    let stable_ids = cache.as_ref().map(|c| c.stable_ids()).unwrap_or_default();
-    let (summaries, cache) = match cache {
-        Some(cache) => {
-            let (sums, looked, stats) = run.cached(cache, store, lookup.as_ref());
-            found = found.or(looked);
-            (sums, stats)
+        // Not found there: the findings are not looked for again (nothing they depend on can
+        // change before the race stage), which reads what the lookup computed.
+        let mut found = saved.map(|(_, f)| f);
+        let run = SummaryRun {
+            program,
+            pta: &pta,
+            cg: &cg,
+            models,
+            options,
+            keep,
+            called_from_outside,
+        };
+        let lookup = lookup.filter(|_| found.is_none());
+        let stable_ids = cache.as_ref().map(|c| c.stable_ids()).unwrap_or_default();
+        let (summaries, cache) = match cache {
+            Some(cache) => {
+                let (sums, looked, stats) = run.cached(cache, store, lookup.as_ref());
+                found = found.or(looked);
+                (sums, stats)
+            }
+            None => (run.compute(None, None), None),
+        };
+        Cached::Computed(Box::new((summaries, found, cache, stable_ids)))
+    });
+    let (summaries, found, cache, stable_ids) = match cached {
+        Cached::Found(sccs, found) => {
+            let times = StageTimes::new(t0, t1, t2, Instant::now())
+                .inclusion_within_summaries(found.seconds);
+            return Summarized {
+                summaries: Summaries::all_reused(program.functions.len(), sccs),
+                pta,
+                cg,
+                times,
+                families,
+                found: Some(*found),
+                stable_ids: Default::default(),
+                cache: Some(SummaryCacheStats {
+                    reused: sccs,
+                    stored: 0,
+                    loaded: 0,
+                    unportable: 0,
+                    kept: 0,
+                    lost_before: 0,
+                    repartitioned: 0,
+                }),
+            };
         }
-        None => (run.compute(None, None), None),
+        Cached::Computed(computed) => *computed,
     };
     let seconds = found.as_ref().map_or(0.0, |f| f.seconds);
     let times = StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(seconds);
@@ -384,6 +401,22 @@ fn summarize_inner(
         stable_ids,
     }
 }
+
+/// What the summaries stage made inside [`summarize_inner`]'s scope: the saved findings,
+/// found before any summary was needed (with how many SCCs have a body), or the summaries,
+/// what the lookup found, the cache's counts and the ids' stable names.
+enum Cached {
+    Found(usize, Box<Found>),
+    Computed(Box<Computed>),
+}
+
+/// [`Cached::Computed`]'s parts.
+type Computed = (
+    Summaries,
+    Option<Found>,
+    Option<SummaryCacheStats>,
+    race::memo::StableIds,
+);
 
 /// [`summary::Setup::keep`] for what the run keeps (`None`: every summary).
 fn summaries_to_keep(

@@ -44,6 +44,7 @@
 //! an entry per SCC ([`metas`]). A collapsed SCC also keeps the steps of its latest fixpoint,
 //! so that a re-run replays those an edit does not reach ([`steps`]).
 
+mod constructors;
 mod files;
 mod finals;
 mod metas;
