@@ -46,19 +46,24 @@ pub(super) struct Ahead<'scope> {
 }
 
 impl<'scope> Ahead<'scope> {
-    /// Starts computing it in `scope` for `constructors` (sorted).
+    /// Starts computing it in `scope` for `constructors` (sorted); `None` if no thread could
+    /// be started (the lookup then computes it).
     pub fn start<'env>(
         scope: &'scope Scope<'scope, 'env>,
         (program, pta, models): (&'scope Program, &'scope PointsTo, &'scope Models),
         outside: Vec<FuncId>,
         constructors: Vec<FuncId>,
-    ) -> Ahead<'scope> {
+    ) -> Option<Ahead<'scope>> {
         let for_them = constructors.clone();
-        let handle =
-            scope.spawn(move || SiteObjects::compute(program, pta, models, &outside, &for_them));
-        Ahead {
+        let handle = std::thread::Builder::new()
+            .name("relay-inclusion".into())
+            .spawn_scoped(scope, move || {
+                SiteObjects::compute(program, pta, models, &outside, &for_them)
+            })
+            .ok()?;
+        Some(Ahead {
             computing: Mutex::new(Some((constructors, handle))),
-        }
+        })
     }
 
     /// What it computed, once done, if it was for `constructors`. (If not, the scope waits for
@@ -97,8 +102,9 @@ impl<'a> FindingsLookup<'a> {
         }
         if let Some(constructors) = c.previous_constructors() {
             let analyses = (self.program, self.pta, self.models);
-            let ahead = Ahead::start(scope, analyses, self.outside.clone(), constructors);
-            let _ = self.ahead.set(ahead);
+            if let Some(ahead) = Ahead::start(scope, analyses, self.outside.clone(), constructors) {
+                let _ = self.ahead.set(ahead);
+            }
         }
     }
 
