@@ -47,18 +47,53 @@ impl Side<'_> {
         } else {
             other.access.witnesses
         };
-        for loc in found
+        let mut added: Vec<Loc> = found
             .iter()
             .map(|w| w.loc)
             .chain(other.also.iter().copied())
-        {
-            if let Err(i) = self.also.binary_search(&loc) {
-                if self.access.witnesses.iter().all(|x| x.loc != loc) {
+            .filter(|&loc| self.access.witnesses.iter().all(|x| x.loc != loc))
+            .collect();
+        if added.len() <= 8 {
+            for loc in added {
+                if let Err(i) = self.also.binary_search(&loc) {
                     self.also.insert(i, loc);
                 }
             }
+            return;
+        }
+        // A whole-object warning names thousands of sites: one merge of the two sorted lists,
+        // not an insertion (and a shift of the list) per site.
+        added.sort_unstable();
+        added.dedup();
+        let mine = std::mem::take(&mut self.also);
+        self.also = merge_sorted(&mine, &added);
+    }
+}
+
+/// The union of two sorted lists without repeats, sorted.
+fn merge_sorted(a: &[Loc], b: &[Loc]) -> Vec<Loc> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
         }
     }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 impl Pair<'_> {
@@ -670,6 +705,20 @@ fn prune_pending(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merging_sorted_sites_keeps_each_once_in_order() {
+        let at = |line| Loc {
+            file: 0,
+            line,
+            col: 0,
+        };
+        let a = [at(1), at(4), at(9)];
+        let b = [at(2), at(4), at(10), at(11)];
+        let merged = merge_sorted(&a, &b);
+        assert_eq!(merged, [1, 2, 4, 9, 10, 11].map(at));
+        assert_eq!(merge_sorted(&[], &b), b);
+    }
 
     /// Every task is in one batch, in order; a batch holds fewer than twice
     /// [`TASKS_PER_BATCH`] tasks; which of a bucket's tasks share a batch does not depend on
