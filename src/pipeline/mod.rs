@@ -274,40 +274,125 @@ fn summarize_inner(
     );
     drop(beat);
     let t2 = Instant::now();
+    let inputs = text
+        .zip(classes)
+        .and_then(|(text, classes)| key_inputs(text, classes));
+    let stage = AfterCallGraph {
+        program,
+        pta: &pta,
+        cg: &cg,
+        models,
+        options,
+        store,
+        families: &families,
+    };
     // The inclusion-based points-to may run on a thread of its own beside the summaries
     // (`Ahead`): the scope ends before `pta` and `cg` are handed out.
-    let cached = std::thread::scope(|scope| {
-        let lookup = match keep {
-            Keep::RaceEntries(named) => Some(FindingsLookup {
-                program,
-                pta: &pta,
-                models,
-                options,
-                // Read only by the inclusion-based points-to.
-                outside: match options.inclusion {
-                    true => race::entries::outside_entries(
-                        program,
-                        &cg,
-                        &pta,
-                        named,
-                        options.entries.roots,
-                        &families,
-                    ),
-                    false => Vec::new(),
-                },
-                ahead: OnceLock::new(),
+    let cached = std::thread::scope(|scope| stage.summaries(scope, keep, inputs));
+    let times =
+        |seconds| StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(seconds);
+    match cached {
+        // The saved findings, found before any summary was needed.
+        Cached::Found(sccs, found) => Summarized {
+            summaries: Summaries::all_reused(program.functions.len(), sccs),
+            pta,
+            cg,
+            times: times(found.seconds),
+            families,
+            found: Some(*found),
+            stable_ids: Default::default(),
+            cache: Some(SummaryCacheStats {
+                reused: sccs,
+                stored: 0,
+                loaded: 0,
+                unportable: 0,
+                kept: 0,
+                lost_before: 0,
+                repartitioned: 0,
             }),
-            Keep::Asked(_) => None,
+        },
+        Cached::Computed(computed) => {
+            let (summaries, found, cache, stable_ids) = *computed;
+            Summarized {
+                pta,
+                cg,
+                summaries,
+                times: times(found.as_ref().map_or(0.0, |f| f.seconds)),
+                families,
+                // Not when the cache was given up.
+                found: found.filter(|_| cache.is_some()),
+                cache,
+                stable_ids,
+            }
+        }
+    }
+}
+
+/// What the summaries stage reads: the program and what the stages before made of it.
+struct AfterCallGraph<'p> {
+    program: &'p Program,
+    pta: &'p PointsTo,
+    cg: &'p CallGraph,
+    models: &'p Models,
+    options: &'p Options,
+    store: Option<&'p Store>,
+    families: &'p [race::families::FamilyEntry],
+}
+
+impl<'p> AfterCallGraph<'p> {
+    /// How the race stage looks for saved findings (`relay analyze`), or `None`.
+    fn lookup(&self, keep: &Keep<'_>) -> Option<FindingsLookup<'p>> {
+        let Keep::RaceEntries(named) = keep else {
+            return None;
         };
+        let (program, pta, options) = (self.program, self.pta, self.options);
+        Some(FindingsLookup {
+            program,
+            pta,
+            models: self.models,
+            options,
+            // Read only by the inclusion-based points-to.
+            outside: match options.inclusion {
+                true => race::entries::outside_entries(
+                    program,
+                    self.cg,
+                    pta,
+                    named,
+                    options.entries.roots,
+                    self.families,
+                ),
+                false => Vec::new(),
+            },
+            ahead: OnceLock::new(),
+        })
+    }
+
+    /// The summaries, through the cache when there is one (`inputs`), after looking for the
+    /// saved findings (the inclusion-based points-to started in `scope` beside the keys).
+    fn summaries<'s>(
+        &self,
+        scope: &'s std::thread::Scope<'s, '_>,
+        keep: Keep<'_>,
+        inputs: Option<KeyInputs>,
+    ) -> Cached
+    where
+        'p: 's,
+    {
+        let (program, pta, cg, models, options, store) = (
+            self.program,
+            self.pta,
+            self.cg,
+            self.models,
+            self.options,
+            self.store,
+        );
+        let lookup: Option<FindingsLookup<'s>> = self.lookup(&keep);
         // Which summaries to keep is needed only when the saved findings are not found at
         // once; computed beside the SCCs' keys, which are mostly one sequential pass.
         let ((cache, saved), (keep, called_from_outside)) = rayon::join(
             || {
-                let inputs = text
-                    .zip(classes)
-                    .and_then(|(text, classes)| key_inputs(text, classes));
                 let cache = store.zip(inputs).map(|(store, inputs)| {
-                    summary_cache(store, program, &pta, &cg, models, options, inputs)
+                    summary_cache(store, program, pta, cg, models, options, inputs)
                 });
                 if let (Some(c), Some(lookup)) = (&cache, &lookup) {
                     lookup.compute_ahead(scope, c);
@@ -323,8 +408,8 @@ fn summarize_inner(
             },
             || {
                 (
-                    summaries_to_keep(program, &pta, &cg, models, keep, &families),
-                    collapses(&cg, options.collapse_at)
+                    summaries_to_keep(program, pta, cg, models, keep, self.families),
+                    collapses(cg, options.collapse_at)
                         .then(|| called_from_outside(program, models, &options.entries)),
                 )
             },
@@ -343,8 +428,8 @@ fn summarize_inner(
         let mut found = saved.map(|(_, f)| f);
         let run = SummaryRun {
             program,
-            pta: &pta,
-            cg: &cg,
+            pta,
+            cg,
             models,
             options,
             keep,
@@ -361,48 +446,10 @@ fn summarize_inner(
             None => (run.compute(None, None), None),
         };
         Cached::Computed(Box::new((summaries, found, cache, stable_ids)))
-    });
-    let (summaries, found, cache, stable_ids) = match cached {
-        Cached::Found(sccs, found) => {
-            let times = StageTimes::new(t0, t1, t2, Instant::now())
-                .inclusion_within_summaries(found.seconds);
-            return Summarized {
-                summaries: Summaries::all_reused(program.functions.len(), sccs),
-                pta,
-                cg,
-                times,
-                families,
-                found: Some(*found),
-                stable_ids: Default::default(),
-                cache: Some(SummaryCacheStats {
-                    reused: sccs,
-                    stored: 0,
-                    loaded: 0,
-                    unportable: 0,
-                    kept: 0,
-                    lost_before: 0,
-                    repartitioned: 0,
-                }),
-            };
-        }
-        Cached::Computed(computed) => *computed,
-    };
-    let seconds = found.as_ref().map_or(0.0, |f| f.seconds);
-    let times = StageTimes::new(t0, t1, t2, Instant::now()).inclusion_within_summaries(seconds);
-    Summarized {
-        pta,
-        cg,
-        summaries,
-        times,
-        families,
-        // Not when the cache was given up.
-        found: found.filter(|_| cache.is_some()),
-        cache,
-        stable_ids,
     }
 }
 
-/// What the summaries stage made inside [`summarize_inner`]'s scope: the saved findings,
+/// What [`AfterCallGraph::summaries`] made: the saved findings,
 /// found before any summary was needed (with how many SCCs have a body), or the summaries,
 /// what the lookup found, the cache's counts and the ids' stable names.
 enum Cached {
