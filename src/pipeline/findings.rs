@@ -96,8 +96,9 @@ pub(super) struct Found {
 impl<'a> FindingsLookup<'a> {
     /// Starts computing the inclusion-based points-to in `scope`, beside the summaries, for
     /// the constructors the previous run in `c`'s context found (none: nothing to start).
+    /// Not with `-j1`: the thread would be a second worker.
     pub fn compute_ahead<'env>(&self, scope: &'a Scope<'a, 'env>, c: &SummaryCache<'_>) {
-        if !self.options.inclusion {
+        if !self.options.inclusion || self.options.schedule.jobs == 1 {
             return;
         }
         if let Some(constructors) = c.previous_constructors() {
