@@ -297,6 +297,19 @@ fn a_changed_struct_checks_only_the_buckets_that_read_it() {
     checks_only(&versions, &store);
 }
 
+/// Run `i` of a whole-object test: `text` written to `path` and its pair stage given `memo`
+/// (one warning per pair of sites, no inclusion-based objects), which must find what the
+/// stage without a memo finds; its pairs (printed) and the memo it returns.
+fn whole_object_version(path: &Path, text: &str, memo: &PairMemo, i: usize) -> (String, PairMemo) {
+    std::fs::write(path, text).unwrap();
+    let mut program = program_of(path);
+    let at = format!("run {i}");
+    let analysis = analysis_of(&mut program, &at);
+    let (plain, _, next) =
+        pair_stage_as_without_memo(&program, &analysis, (false, false), memo, &at);
+    (plain, next)
+}
+
 /// A whole-object access racing with several members of its object: its one warning names the
 /// first as the other side and the others' sites there. Replayed (its task's digest the
 /// same), it names the very same sites, and a member access added later makes it paired again.
@@ -347,12 +360,7 @@ int main(void)
         .into_iter()
         .enumerate()
     {
-        std::fs::write(&path, text.replace("EDIT", edit)).unwrap();
-        let mut program = program_of(&path);
-        let analysis = analysis_of(&mut program, edit);
-        let at = format!("run {i}");
-        let (plain, _, next) =
-            pair_stage_as_without_memo(&program, &analysis, (false, false), &memo, &at);
+        let (plain, next) = whole_object_version(&path, &text.replace("EDIT", edit), &memo, i);
         let (replayed, paired) = next.wholes();
         match i {
             0 => assert!(replayed == 0 && paired > 0, "run 0: {replayed} {paired}"),
@@ -524,12 +532,8 @@ int main(void)
         .into_iter()
         .enumerate()
     {
-        std::fs::write(&path, text.replace("EDIT", edit)).unwrap();
-        let mut program = program_of(&path);
-        let analysis = analysis_of(&mut program, edit);
+        let (plain, next) = whole_object_version(&path, &text.replace("EDIT", edit), &memo, i);
         let at = format!("run {i}");
-        let (plain, _, next) =
-            pair_stage_as_without_memo(&program, &analysis, (false, false), &memo, &at);
         assert!(plain.contains("Pair {"), "{at}: the memset races: {plain}");
         let counts = next.whole_members();
         match i {

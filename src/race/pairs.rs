@@ -634,12 +634,11 @@ impl<'a> Tasks<'_, 'a> {
         s: &mut Scratch,
     ) -> wholes::WholeOutcome<'a> {
         let w = &self.groups[self.wholes[i] as usize];
-        let no_sites = wholes::MemberSites::new(self.groups, &[]);
         let task = wholes::WholeTask {
             members,
             sites: object
                 .and_then(|o| self.member_sites.get(&o))
-                .unwrap_or(&no_sites),
+                .unwrap_or(&wholes::NO_SITES),
             runs: self
                 .whole_digests
                 .and_then(|d| d.runs.get(&object?))

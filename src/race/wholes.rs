@@ -59,6 +59,13 @@ pub(super) struct MemberSites {
     numbers: Vec<u32>,
 }
 
+/// The sites of no member (an object with no member access).
+pub(super) static NO_SITES: MemberSites = MemberSites {
+    locs: Vec::new(),
+    starts: Vec::new(),
+    numbers: Vec::new(),
+};
+
 impl MemberSites {
     pub fn new(groups: &[Group<'_>], members: &[u32]) -> MemberSites {
         let sites = |m: &u32| groups[*m as usize].access.witnesses.iter().map(|x| x.loc);
