@@ -355,8 +355,8 @@ fn load_stored(
 }
 
 /// The unit stored under `key` (its [`tu::unit_key`]), or parsed and lowered with its own
-/// interner and stored. `None` only if a freshly lowered unit cannot be renamed, which would
-/// be a bug: the caller lowers it without the cache then.
+/// interner and stored. `None` only if a freshly lowered unit cannot be compressed (out of
+/// memory) or renamed, which would be a bug: the caller lowers it without the cache then.
 fn lower_cached(
     store: &Store,
     key: &Key,
@@ -373,12 +373,12 @@ fn lower_cached(
     let out = lower_unit_with(tu.to_string(), text, &own, |item| {
         functions.extend(item.function_info())
     });
-    let (cached, bodies) = CachedUnit::from_lowered(&own, out, functions);
-    let written = tu::encode_entry(&cached, &bodies).and_then(|p| store.put(tu::KIND, key, &p));
+    let (cached, stored) = CachedUnit::from_lowered(&own, out, functions).ok()?;
+    let written = tu::encode_entry(&cached, &stored).and_then(|p| store.put(tu::KIND, key, &p));
     store.warn_unwritten(written);
     store.put_value_or_warn(tu::COPIES_KIND, key, &cached.copies());
     cached
-        .into_program(&bodies, names, &[], list_functions)
+        .into_program(&stored, names, &[], list_functions)
         .ok()
         .map(|unit| (unit, false))
 }

@@ -39,7 +39,7 @@ pub use store::{CacheStats, Corruption, Key, KeyBuilder, KindStats, Store, HEADE
 
 /// The version of the cache's file format and of every value stored in it. Bump it when the
 /// header or the serialized form of a cached value changes.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// The kinds whose entries are stored compressed (large values, read whole; see
 /// `store/compress.rs`).

@@ -18,19 +18,24 @@
 //! each unit which bodies a unit before it holds too ([`duplicate_copies`]), so those are never
 //! decoded, renamed or linked — the linker counts them as copies ([`SkippedCopy`]).
 //!
-//! Nor are their bytes read: a whole kernel's cached units are 3.5 GB, much of it header
-//! copies. An entry's payload is the unit without its bodies (the *head*), with a checksum of its
-//! own, then the bodies one after the other, each with its own checksum, then the list of the
-//! unit's functions, which only `--list-functions` reads ([`encode_entry`]). The driver maps it
-//! without the store's checksum of the whole payload ([`crate::cache::Store::read_parts`]), with
-//! the kernel's read-ahead off; [`load_entry`] asks for the head and the runs of bodies it
-//! decodes ([`Payload::will_need`]) and checks only what it decodes, so the pages of skipped
-//! copies are never read from disk.
+//! Nor are their bytes read: a whole kernel's cached units held 1.5 GB of bodies, 95 % of them
+//! header copies. An entry's payload is the unit without its bodies (the *head*), compressed,
+//! with a checksum of its own, then the bodies compressed in blocks of adjacent ones, each
+//! block with its own checksum ([`blocks`]), then the list of the unit's functions, which only
+//! `--list-functions` reads ([`encode_entry`]). The driver maps it without the store's checksum
+//! of the whole payload ([`crate::cache::Store::read_parts`]), with the kernel's read-ahead off;
+//! [`load_entry`] asks for the head and the runs of blocks holding a body it decodes
+//! ([`Payload::will_need`]) and checks only those, so the pages of blocks of skipped copies are
+//! never read from disk.
+//!
+//! Why compressed: the defconfig's units were 3.1 GB of the cache's 5.3 GB; compressed (zstd's
+//! fastest level) the heads take half their bytes, the bodies a third.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
+use self::blocks::{BlockIndex, BlockReader, BlockWriter};
 use super::store::{Corruption, Key, KeyBuilder, Payload};
 use crate::frontend::linemap::Location;
 use crate::frontend::lower::LowerOutput;
@@ -39,6 +44,8 @@ use crate::ir::names::{Names, StringTable};
 use crate::ir::rename::{rename_unit, InternOnUse};
 use crate::ir::{Function, Linkage, Name, UnitIr};
 use crate::link::{SkippedCopies, SkippedCopy};
+
+mod blocks;
 
 /// The kind name of a unit's list of `static` definitions ([`UnitCopies`]), stored with the unit
 /// under the same key.
@@ -102,21 +109,21 @@ pub struct CachedUnit {
     unit: UnitIr,
     /// Each function definition's name and linkage, in order.
     heads: Vec<(Name, Linkage)>,
-    /// Each function definition's text hash (`UnitIr::function_hashes`), where it ends among
-    /// the bodies (encoded on their own, one after the other, after this head in the entry:
-    /// [`encode_entry`]), and its checksum. Stored as words, not varints ([`words`]).
+    /// Each function definition's text hash (`UnitIr::function_hashes`) and where it ends
+    /// among the bodies (each encoded on its own, one after the other). Stored as words, not
+    /// varints ([`words`]).
     #[serde(with = "words")]
     function_hashes: Vec<u64>,
     #[serde(with = "words")]
     body_ends: Vec<u64>,
-    #[serde(with = "words")]
-    body_sums: Vec<u64>,
+    /// The bodies' blocks, stored after this head in the entry ([`encode_entry`]).
+    blocks: BlockIndex,
     external_decls: usize,
     function_definitions: usize,
     /// Syntax errors (one per skipped declaration), in order.
     parse_errors: Vec<(CachedLocation, String)>,
-    /// The checksum of the file-scope function definitions' list ([`Listed`], encoded after
-    /// the last body): read and decoded only when asked for — `relay parse --list-functions`.
+    /// The checksum of the file-scope function definitions' list ([`Listed`], stored
+    /// compressed after the last block): read and decoded only when asked for — `relay parse --list-functions`.
     /// A kernel unit lists thousands, with their files: in the head it was a quarter of the
     /// bytes every warm run read.
     listing_sum: u64,
@@ -169,36 +176,40 @@ pub struct LoadedUnit {
 
 impl CachedUnit {
     /// A unit just lowered with its own interner `names` (every file-scope function definition
-    /// listed in `functions`), and its bodies followed by that list.
+    /// listed in `functions`), and its stored bodies (blocks) followed by that list. Fails only
+    /// if zstd cannot compress (out of memory).
     pub fn from_lowered(
         names: &Names,
         out: LowerOutput,
         functions: Vec<FunctionInfo>,
-    ) -> (Self, Vec<u8>) {
+    ) -> std::io::Result<(Self, Vec<u8>)> {
         let mut unit = out.unit;
         let definitions = std::mem::take(&mut unit.functions);
         let function_hashes = std::mem::take(&mut unit.function_hashes);
         let heads = definitions.iter().map(|f| (f.name, f.linkage)).collect();
-        let mut bodies = Vec::new();
+        let mut writer = BlockWriter::new()?;
         let mut body_ends = Vec::with_capacity(definitions.len());
-        let mut body_sums = Vec::with_capacity(definitions.len());
+        let mut raw = 0u64;
         for f in &definitions {
             // Encoding IR cannot fail: it has no maps with non-string keys and no sequences
             // of unknown length.
             let body = super::store::encode(f).expect("IR encodes");
-            body_sums.push(xxh3_64(&body));
-            bodies.extend(body);
-            body_ends.push(bodies.len() as u64);
+            writer.push(&body, f.linkage)?;
+            raw += body.len() as u64;
+            body_ends.push(raw);
         }
-        let listing = super::store::encode(
-            &functions
-                .into_iter()
-                .map(|f| (f.name, f.location.into()))
-                .collect::<Listed>(),
-        )
-        .expect("a function list encodes");
+        let (mut stored, blocks) = writer.finish()?;
+        let listing = blocks::compress(
+            &super::store::encode(
+                &functions
+                    .into_iter()
+                    .map(|f| (f.name, f.location.into()))
+                    .collect::<Listed>(),
+            )
+            .expect("a function list encodes"),
+        )?;
         let listing_sum = xxh3_64(&listing);
-        bodies.extend(listing);
+        stored.extend(listing);
         let cached = CachedUnit {
             names: (0..names.len())
                 .map(|i| names.get(Name(i as u32)))
@@ -207,7 +218,7 @@ impl CachedUnit {
             heads,
             function_hashes,
             body_ends,
-            body_sums,
+            blocks,
             external_decls: out.external_decls,
             function_definitions: out.function_definitions,
             parse_errors: out
@@ -217,7 +228,7 @@ impl CachedUnit {
                 .collect(),
             listing_sum,
         };
-        (cached, bodies)
+        Ok((cached, stored))
     }
 
     /// The `static` definitions of this unit by name and text hash: what [`duplicate_copies`]
@@ -237,8 +248,25 @@ impl CachedUnit {
         UnitCopies { functions }
     }
 
+    /// The unit's blocks, each with whether it holds a body not at the (ascending) indices
+    /// `skip`.
+    fn blocks_needed<'a>(
+        &'a self,
+        skip: &'a [u32],
+    ) -> impl Iterator<Item = (blocks::Block, bool)> + 'a {
+        let mut skip = skip.iter().map(|&i| i as usize).peekable();
+        blocks::blocks(&self.blocks, &self.body_ends).map(move |block| {
+            let mut skipped = 0;
+            while let Some(i) = skip.next_if(|&i| i < block.bodies.end) {
+                skipped += usize::from(i >= block.bodies.start);
+            }
+            let needed = skipped < block.bodies.len();
+            (block, needed)
+        })
+    }
+
     /// Where the parts [`Self::into_program`] reads with `skip` and `list_functions` lie among
-    /// the bytes after the head (its bodies and function list): runs of adjacent parts, in
+    /// the bytes after the head (its blocks and function list): runs of adjacent parts, in
     /// order. Out-of-range ends are left to `into_program` to report.
     fn parts_read(&self, skip: &[u32], list_functions: bool) -> Vec<std::ops::Range<usize>> {
         let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
@@ -246,37 +274,35 @@ impl CachedUnit {
             Some(run) if run.end == part.start => run.end = part.end,
             _ => runs.push(part),
         };
-        for (_, range, skipped) in body_parts(&self.body_ends, skip) {
-            if !skipped && range.start <= range.end {
-                add(range);
+        for (block, needed) in self.blocks_needed(skip) {
+            if needed && block.stored.start <= block.stored.end {
+                add(block.stored);
             }
         }
         if list_functions {
-            add(bodies_end(&self.body_ends)..usize::MAX);
+            add(blocks::blocks_end(&self.blocks)..usize::MAX);
         }
         runs
     }
 
-    /// The unit under the program's `names`, its definitions decoded from `bodies` but those
-    /// at the (ascending) indices `skip`, with its function list if `list_functions`. Fails only
-    /// on an entry that does not describe a unit (a name out of range, a type table that is not
-    /// hash-consed, a body that fails its checksum or does not decode, a function list that does
-    /// not decode).
+    /// The unit under the program's `names`, its definitions decoded from `stored` (the bytes
+    /// after the head) but those at the (ascending) indices `skip`, with its function list if
+    /// `list_functions`. Fails only on an entry that does not describe a unit (a name out of
+    /// range, a type table that is not hash-consed, a block that fails its checksum or does not
+    /// decompress, a body that does not decode, a function list that does not decode).
     pub fn into_program(
         self,
-        bodies: &[u8],
+        stored: &[u8],
         names: &Names,
         skip: &[u32],
         list_functions: bool,
     ) -> Result<LoadedUnit> {
-        let mut unit = self.unit;
-        let stored = StoredBodies {
-            bytes: bodies,
-            ends: &self.body_ends,
-            sums: &self.body_sums,
+        let (functions, function_hashes, skipped) = self.decode_bodies(stored, skip)?;
+        let listed = match list_functions {
+            true => self.listing(stored)?,
+            false => Vec::new(),
         };
-        let (functions, function_hashes, skipped) =
-            decode_bodies(&self.heads, stored, &self.function_hashes, skip)?;
+        let mut unit = self.unit;
         unit.functions = functions;
         unit.function_hashes = function_hashes;
         let map = rename_unit(&mut unit, InternOnUse::new(&self.names, names))?;
@@ -307,124 +333,100 @@ impl CachedUnit {
                     message,
                 })
                 .collect(),
-            functions: match list_functions {
-                true => listing(bodies, &self.body_ends, self.listing_sum)?
-                    .into_iter()
-                    .map(|(name, location)| FunctionInfo {
-                        name,
-                        location: location.into(),
-                    })
-                    .collect(),
-                false => Vec::new(),
-            },
+            functions: listed
+                .into_iter()
+                .map(|(name, location)| FunctionInfo {
+                    name,
+                    location: location.into(),
+                })
+                .collect(),
         })
     }
+
+    /// The definitions not at the (ascending) indices `skip`, decoded from the blocks in
+    /// `stored` that hold one (with their hashes), and the skipped ones as copies (under the
+    /// unit's names).
+    fn decode_bodies(&self, stored: &[u8], skip: &[u32]) -> Result<Decoded> {
+        let n = self.body_ends.len();
+        anyhow::ensure!(
+            self.heads.len() == n && self.function_hashes.len() == n,
+            "{} function heads, {} bodies, {} hashes",
+            self.heads.len(),
+            n,
+            self.function_hashes.len()
+        );
+        anyhow::ensure!(
+            blocks::covers(&self.blocks, n),
+            "the blocks do not hold the {n} bodies"
+        );
+        let mut reader = BlockReader::new()?;
+        let (mut functions, mut kept_hashes, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+        let mut skips = skip.iter().map(|&i| i as usize).peekable();
+        for (block, needed) in self.blocks_needed(skip) {
+            let bytes = match needed {
+                true => Some(reader.read(&self.blocks, &block, stored)?),
+                false => None,
+            };
+            for i in block.bodies.clone() {
+                if skips.next_if_eq(&i).is_some() {
+                    skipped.push(SkippedCopy {
+                        name: self.heads[i].0,
+                        hash: self.function_hashes[i],
+                    });
+                    continue;
+                }
+                let start = i
+                    .checked_sub(1)
+                    .map_or(0, |b| blocks::offset(self.body_ends[b]));
+                let end = blocks::offset(self.body_ends[i]);
+                let body = bytes
+                    .zip(start.checked_sub(block.raw.start))
+                    .zip(end.checked_sub(block.raw.start))
+                    .and_then(|((bytes, start), end)| bytes.get(start..end))
+                    .ok_or_else(|| anyhow::anyhow!("body {i} out of range"))?;
+                functions.push(super::store::decode::<Function>(body)?);
+                kept_hashes.push(self.function_hashes[i]);
+            }
+        }
+        Ok((functions, kept_hashes, skipped))
+    }
+
+    /// The function list stored after the blocks in `stored`, checked.
+    fn listing(&self, stored: &[u8]) -> Result<Listed, Corruption> {
+        let bytes = stored
+            .get(blocks::blocks_end(&self.blocks)..)
+            .ok_or(Corruption::Truncated(stored.len()))?;
+        if xxh3_64(bytes) != self.listing_sum {
+            return Err(Corruption::Checksum);
+        }
+        super::store::decode(&blocks::decompress(bytes)?)
+            .map_err(|e| Corruption::Decode(e.to_string()))
+    }
 }
 
-/// The definitions not at the indices `skip` decoded (with their hashes), and the skipped ones
-/// as copies (under the unit's names).
+/// The definitions not skipped decoded (with their hashes), and the skipped ones as copies
+/// (under the unit's names).
 type Decoded = (Vec<Function>, Vec<u64>, Vec<SkippedCopy>);
 
-/// A unit's encoded bodies, where each ends and their checksums.
-struct StoredBodies<'a> {
-    bytes: &'a [u8],
-    ends: &'a [u64],
-    sums: &'a [u64],
-}
-
-fn decode_bodies(
-    heads: &[(Name, Linkage)],
-    bodies: StoredBodies<'_>,
-    hashes: &[u64],
-    skip: &[u32],
-) -> Result<Decoded> {
-    let ends = bodies.ends;
-    anyhow::ensure!(
-        heads.len() == ends.len() && hashes.len() == ends.len() && bodies.sums.len() == ends.len(),
-        "{} function heads, {} bodies, {} hashes, {} checksums",
-        heads.len(),
-        ends.len(),
-        hashes.len(),
-        bodies.sums.len()
-    );
-    let (mut functions, mut kept_hashes, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, range, skip) in body_parts(ends, skip) {
-        let bytes = bodies
-            .bytes
-            .get(range)
-            .ok_or_else(|| anyhow::anyhow!("body {i} out of range"))?;
-        if skip {
-            skipped.push(SkippedCopy {
-                name: heads[i].0,
-                hash: hashes[i],
-            });
-            continue;
-        }
-        anyhow::ensure!(
-            xxh3_64(bytes) == bodies.sums[i],
-            "body {i}: checksum mismatch"
-        );
-        functions.push(super::store::decode::<Function>(bytes)?);
-        kept_hashes.push(hashes[i]);
-    }
-    Ok((functions, kept_hashes, skipped))
-}
-
-/// Each body's index, its bytes' range among the bodies (`usize::MAX` for an end that does not
-/// fit: out of range) and whether it is one of those at the (ascending) indices `skip`.
-fn body_parts<'a>(
-    ends: &'a [u64],
-    skip: &'a [u32],
-) -> impl Iterator<Item = (usize, std::ops::Range<usize>, bool)> + 'a {
-    let mut skip = skip.iter().copied().peekable();
-    let mut start = 0usize;
-    ends.iter().enumerate().map(move |(i, &end)| {
-        let end = offset(end);
-        let range = std::mem::replace(&mut start, end)..end;
-        (i, range, skip.next_if_eq(&(i as u32)).is_some())
-    })
-}
-
-/// Where the last body ends (and the function list starts): 0 without bodies.
-fn bodies_end(ends: &[u64]) -> usize {
-    ends.last().map_or(0, |&end| offset(end))
-}
-
-/// A stored offset, `usize::MAX` if it does not fit (out of range wherever it is used).
-fn offset(stored: u64) -> usize {
-    usize::try_from(stored).unwrap_or(usize::MAX)
-}
-
-/// The function list stored after the last of `bodies` (whose ends are `ends`), checked.
-fn listing(bodies: &[u8], ends: &[u64], sum: u64) -> Result<Listed, Corruption> {
-    let bytes = bodies
-        .get(bodies_end(ends)..)
-        .ok_or(Corruption::Truncated(bodies.len()))?;
-    if xxh3_64(bytes) != sum {
-        return Err(Corruption::Checksum);
-    }
-    super::store::decode(bytes).map_err(|e| Corruption::Decode(e.to_string()))
-}
-
-/// A unit entry's payload: the length of the head (8 bytes), its checksum (16), the head (the
-/// [`CachedUnit`], bincode), then the bodies and the function list.
-pub fn encode_entry(unit: &CachedUnit, bodies: &[u8]) -> Result<Vec<u8>> {
-    let head = super::store::encode(unit)?;
-    let mut payload = Vec::with_capacity(24 + head.len() + bodies.len());
+/// A unit entry's payload: the length of the stored head (8 bytes), its checksum (16), the
+/// head (the [`CachedUnit`], bincode, compressed), then the blocks and the function list.
+pub fn encode_entry(unit: &CachedUnit, stored: &[u8]) -> Result<Vec<u8>> {
+    let head = blocks::compress(&super::store::encode(unit)?)?;
+    let mut payload = Vec::with_capacity(24 + head.len() + stored.len());
     payload.extend((head.len() as u64).to_le_bytes());
     payload.extend(xxh3_128(&head).to_le_bytes());
     payload.extend(&head);
-    payload.extend(bodies);
+    payload.extend(stored);
     Ok(payload)
 }
 
 /// A payload [`encode_entry`] made, split ([`split_entry`]).
 struct Split<'a> {
-    /// The head, not yet checked.
+    /// The stored head, not yet checked.
     head: &'a [u8],
     sum: &'a [u8; 16],
-    /// The bodies, then the function list.
-    bodies: &'a [u8],
+    /// The blocks, then the function list.
+    stored: &'a [u8],
 }
 
 /// A payload [`encode_entry`] made, split into its parts. Reads only its first 24 bytes.
@@ -443,45 +445,45 @@ fn split_entry(payload: &[u8]) -> Result<Split<'_>, Corruption> {
     Ok(Split {
         head,
         sum,
-        bodies: &rest[head.len()..],
+        stored: &rest[head.len()..],
     })
 }
 
-/// The head [`split_entry`] found, checked against `sum` and decoded.
+/// The head [`split_entry`] found, checked against `sum`, decompressed and decoded.
 fn decode_head(head: &[u8], sum: &[u8; 16]) -> Result<CachedUnit, Corruption> {
     if xxh3_128(head).to_le_bytes() != *sum {
         return Err(Corruption::Checksum);
     }
-    super::store::decode(head).map_err(|e| Corruption::Decode(e.to_string()))
+    super::store::decode(&blocks::decompress(head)?).map_err(|e| Corruption::Decode(e.to_string()))
 }
 
-/// The head of a payload [`encode_entry`] made, checked, and its bodies (checked one by one
-/// when decoded, [`CachedUnit::into_program`]).
+/// The head of a payload [`encode_entry`] made, checked, and its blocks (checked one by one
+/// when read, [`CachedUnit::into_program`]).
 #[cfg(test)]
 fn decode_entry(payload: &[u8]) -> Result<(CachedUnit, &[u8]), Corruption> {
     let split = split_entry(payload)?;
-    Ok((decode_head(split.head, split.sum)?, split.bodies))
+    Ok((decode_head(split.head, split.sum)?, split.stored))
 }
 
 /// The unit a stored entry holds ([`crate::cache::Store::read_parts`]), under the program's
 /// `names`, without its definitions `skip` ([`CachedUnit::into_program`]). The entry's mapping
-/// reads nothing ahead: the head, then each run of bodies decoded, is asked for before it is
-/// read ([`Payload::will_need`]), so the pages of skipped bodies are never read.
+/// reads nothing ahead: the head, then each run of blocks read, is asked for before it is
+/// read ([`Payload::will_need`]), so the pages of blocks of skipped copies are never read.
 pub fn load_entry(
     payload: &Payload,
     names: &Names,
     skip: &[u32],
     list_functions: bool,
 ) -> Result<LoadedUnit, Corruption> {
-    let Split { head, sum, bodies } = split_entry(payload)?;
-    let at = payload.len() - bodies.len();
+    let Split { head, sum, stored } = split_entry(payload)?;
+    let at = payload.len() - stored.len();
     payload.will_need(0..at);
     let cached = decode_head(head, sum)?;
     for run in cached.parts_read(skip, list_functions) {
         payload.will_need(at.saturating_add(run.start)..at.saturating_add(run.end));
     }
     cached
-        .into_program(bodies, names, skip, list_functions)
+        .into_program(stored, names, skip, list_functions)
         .map_err(|e| Corruption::Decode(format!("{e:#}")))
 }
 
@@ -546,18 +548,23 @@ mod tests {
         assert_ne!(key, unit_key("v.i", &text));
     }
 
-    /// A body is checked when it is decoded, and only then: a corrupt copy that is skipped does
-    /// not stop the unit from loading; decoded, it fails. A corrupt head fails at once.
+    /// A block is checked when a body in it is decoded, and only then: a corrupt block of
+    /// skipped copies does not stop the unit from loading; decoded, it fails. A corrupt head
+    /// fails at once.
     #[test]
-    fn only_the_bodies_decoded_are_checked() {
+    fn only_the_blocks_decoded_are_checked() {
         let own = Names::new();
-        let text = "static int a(int x) { return x + 1; }\nstatic int b(void) { return 2; }\n";
+        // Two blocks: the linkage changes.
+        let text = "static int a(int x) { return x + 1; }\nint b(void) { return 2; }\n";
         let out = crate::frontend::lower::lower_unit("u.i".into(), text, &own);
-        let (cached, bodies) = CachedUnit::from_lowered(&own, out, Vec::new());
-        let first_end = cached.body_ends[0] as usize;
-        let mut payload = encode_entry(&cached, &bodies).unwrap();
-        let bodies_at = payload.len() - bodies.len();
-        payload[bodies_at + first_end - 1] ^= 0xff;
+        let (cached, stored) = CachedUnit::from_lowered(&own, out, Vec::new()).unwrap();
+        let first = blocks::blocks(&cached.blocks, &cached.body_ends)
+            .next()
+            .unwrap();
+        assert_eq!(first.bodies, 0..1);
+        let mut payload = encode_entry(&cached, &stored).unwrap();
+        let stored_at = payload.len() - stored.len();
+        payload[stored_at + first.stored.end - 1] ^= 0xff;
         let names = Names::new();
         let (head, stored) = decode_entry(&payload).unwrap();
         let loaded = head.into_program(stored, &names, &[0], false).unwrap();
@@ -565,14 +572,40 @@ mod tests {
         assert_eq!(loaded.skipped.count, 1);
         let (head, stored) = decode_entry(&payload).unwrap();
         let Err(failed) = head.into_program(stored, &names, &[], false) else {
-            panic!("a corrupt body decoded");
+            panic!("a corrupt block decoded");
         };
         assert!(
-            failed.to_string().contains("body 0: checksum"),
+            failed.to_string().contains("block 0: checksum"),
             "{failed:#}"
         );
-        payload[bodies_at - 1] ^= 0xff;
+        payload[stored_at - 1] ^= 0xff;
         assert_eq!(decode_entry(&payload).err(), Some(Corruption::Checksum));
+    }
+
+    /// A unit stored and loaded again has the definitions it was lowered with, decoded from
+    /// its blocks, with those skipped left out.
+    #[test]
+    fn a_stored_unit_loads_its_definitions() {
+        let own = Names::new();
+        let text: String = (0..300)
+            .map(|i| format!("static int s{i}(int x) {{ return x + {i}; }}\nint e{i}(void) {{ return s{i}(1); }}\n"))
+            .collect();
+        let out = crate::frontend::lower::lower_unit("u.i".into(), &text, &own);
+        let (cached, stored) = CachedUnit::from_lowered(&own, out, Vec::new()).unwrap();
+        let payload = encode_entry(&cached, &stored).unwrap();
+        let names = Names::new();
+        let (head, stored) = decode_entry(&payload).unwrap();
+        let skip: Vec<u32> = (0..600).step_by(2).collect();
+        let loaded = head.into_program(stored, &names, &skip, false).unwrap();
+        assert_eq!(loaded.skipped.count, 300);
+        let defined: Vec<&str> = loaded
+            .unit
+            .functions
+            .iter()
+            .map(|f| names.get(f.name))
+            .collect();
+        let expected: Vec<String> = (0..300).map(|i| format!("e{i}")).collect();
+        assert_eq!(defined, expected);
     }
 
     /// Words round-trip, and a byte string that is not whole words is an error, not a panic.
@@ -589,31 +622,35 @@ mod tests {
         assert!(super::super::store::decode::<W>(&odd).is_err());
     }
 
-    /// The parts a load reads are the bodies it decodes, adjacent ones in one run, and the
-    /// function list only when asked for.
+    /// The parts a load reads are the blocks holding a body it decodes, adjacent ones in one
+    /// run, and the function list only when asked for.
     #[test]
-    fn the_parts_read_leave_out_skipped_bodies() {
+    fn the_parts_read_leave_out_blocks_of_skipped_bodies() {
         let own = Names::new();
         let text = "static int a(void) { return 1; }\nstatic int b(void) { return 2; }\n\
                     static int c(void) { return 3; }\nint d(void) { return 4; }\n";
         let out = crate::frontend::lower::lower_unit("u.i".into(), text, &own);
-        let (cached, bodies) = CachedUnit::from_lowered(&own, out, Vec::new());
-        let ends: Vec<usize> = cached.body_ends.iter().map(|&e| e as usize).collect();
-        assert_eq!(ends.len(), 4);
-        assert_eq!(cached.parts_read(&[], false), vec![0..ends[3]]);
+        let (cached, stored) = CachedUnit::from_lowered(&own, out, Vec::new()).unwrap();
+        let walked: Vec<blocks::Block> =
+            blocks::blocks(&cached.blocks, &cached.body_ends).collect();
+        let bodies: Vec<_> = walked.iter().map(|b| b.bodies.clone()).collect();
         assert_eq!(
-            cached.parts_read(&[1], false),
-            vec![0..ends[0], ends[1]..ends[3]]
+            bodies,
+            vec![0..3, 3..4],
+            "a block ends where the linkage changes"
         );
-        assert_eq!(cached.parts_read(&[0, 1, 2], false), vec![ends[2]..ends[3]]);
+        let (first, second) = (walked[0].stored.clone(), walked[1].stored.clone());
+        assert_eq!(cached.parts_read(&[], false), vec![0..second.end]);
+        assert_eq!(cached.parts_read(&[1], false), vec![0..second.end]);
+        assert_eq!(cached.parts_read(&[0, 1, 2], false), vec![second.clone()]);
         assert_eq!(
             cached.parts_read(&[3], true),
-            vec![0..ends[2], ends[3]..usize::MAX]
+            vec![first, second.end..usize::MAX]
         );
-        assert!(bodies.len() > ends[3]);
+        assert!(stored.len() > second.end);
     }
 
-    /// The function list lies after the bodies, outside the head: a unit loads without reading
+    /// The function list lies after the blocks, outside the head: a unit loads without reading
     /// it, and only a run that lists functions reads and checks it.
     #[test]
     fn the_function_list_is_read_only_when_asked_for() {
@@ -628,13 +665,13 @@ mod tests {
                 col: 5,
             },
         };
-        let (cached, bodies) = CachedUnit::from_lowered(&own, out, vec![info]);
+        let (cached, stored) = CachedUnit::from_lowered(&own, out, vec![info]).unwrap();
         assert!(
-            bodies.len() > cached.body_ends[0] as usize,
-            "the list follows the body"
+            stored.len() > blocks::blocks_end(&cached.blocks),
+            "the list follows the blocks"
         );
         let names = Names::new();
-        let payload = encode_entry(&cached, &bodies).unwrap();
+        let payload = encode_entry(&cached, &stored).unwrap();
         let (head, stored) = decode_entry(&payload).unwrap();
         let listed = head.into_program(stored, &names, &[], true).unwrap();
         assert_eq!(listed.functions.len(), 1);
