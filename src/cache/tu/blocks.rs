@@ -213,7 +213,7 @@ impl BlockReader {
     }
 }
 
-/// zstd's compression of a part stored on its own (a unit's head, its function list).
+/// zstd's compression of a part stored on its own (a unit's function list).
 pub(super) fn compress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     zstd::bulk::compress(bytes, LEVEL)
 }
