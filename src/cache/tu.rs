@@ -101,9 +101,11 @@ impl From<CachedLocation> for Location {
 
 /// Everything the driver reports about a unit, with the unit's IR under its own names.
 #[derive(Serialize, Deserialize)]
-pub struct CachedUnit {
-    /// The unit's interner: `Name(i)` in `unit` is `names.get(i)`.
-    names: StringTable,
+pub struct CachedUnit<'a> {
+    /// The unit's interner: `Name(i)` in `unit` is `names.get(i)`. Borrowed from the entry's
+    /// bytes when loaded ([`StringTable`]).
+    #[serde(borrow)]
+    names: StringTable<'a>,
     /// The unit's IR without its function definitions and their hashes (`unit.functions` and
     /// `unit.function_hashes` are empty).
     unit: UnitIr,
@@ -174,7 +176,7 @@ pub struct LoadedUnit {
     pub functions: Vec<FunctionInfo>,
 }
 
-impl CachedUnit {
+impl CachedUnit<'_> {
     /// A unit just lowered with its own interner `names` (every file-scope function definition
     /// listed in `functions`), and its stored bodies (blocks) followed by that list. Fails only
     /// if zstd cannot compress (out of memory).
@@ -454,7 +456,7 @@ fn split_entry(payload: &[u8]) -> Result<Split<'_>, Corruption> {
 }
 
 /// The head [`split_entry`] found, checked against `sum` and decoded.
-fn decode_head(head: &[u8], sum: &[u8; 16]) -> Result<CachedUnit, Corruption> {
+fn decode_head<'a>(head: &'a [u8], sum: &[u8; 16]) -> Result<CachedUnit<'a>, Corruption> {
     if xxh3_128(head).to_le_bytes() != *sum {
         return Err(Corruption::Checksum);
     }
@@ -464,7 +466,7 @@ fn decode_head(head: &[u8], sum: &[u8; 16]) -> Result<CachedUnit, Corruption> {
 /// The head of a payload [`encode_entry`] made, checked, and its blocks (checked one by one
 /// when read, [`CachedUnit::into_program`]).
 #[cfg(test)]
-fn decode_entry(payload: &[u8]) -> Result<(CachedUnit, &[u8]), Corruption> {
+fn decode_entry(payload: &[u8]) -> Result<(CachedUnit<'_>, &[u8]), Corruption> {
     let split = split_entry(payload)?;
     Ok((decode_head(split.head, split.sum)?, split.stored))
 }

@@ -1,5 +1,6 @@
 //! Program-wide interned names, shared by all units lowered in parallel.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
@@ -52,7 +53,7 @@ impl Names {
     /// is not in the table.
     pub fn intern_run(
         &self,
-        strings: &StringTable,
+        strings: &StringTable<'_>,
         range: std::ops::Range<usize>,
         out: &mut [Name],
     ) -> Option<()> {
@@ -112,24 +113,40 @@ impl Names {
 /// `Vec<String>` allocated once per name — tens of thousands per kernel unit, on every run).
 /// Serialized as the text and each string's length: lengths are short, where ends grow past
 /// the one-byte integers of the cache's encoding.
+///
+/// Decoded from bytes that outlive it (a cached unit's mapped entry), the text is borrowed from
+/// them, not copied: the defconfig's units hold 687 MB of names, which every warm run read
+/// into fresh memory before.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StringTable {
-    text: String,
+pub struct StringTable<'a> {
+    text: Cow<'a, str>,
     ends: Vec<u32>,
 }
 
-impl Serialize for StringTable {
+/// [`StringTable`]'s serialized form.
+#[derive(Serialize, Deserialize)]
+struct StoredTable<'a> {
+    #[serde(borrow)]
+    text: Cow<'a, str>,
+    lens: Vec<u32>,
+}
+
+impl Serialize for StringTable<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let lens: Vec<u32> = (self.ends.iter())
             .scan(0, |start, &end| Some(end - std::mem::replace(start, end)))
             .collect();
-        (&self.text, lens).serialize(s)
+        StoredTable {
+            text: Cow::Borrowed(&self.text),
+            lens,
+        }
+        .serialize(s)
     }
 }
 
-impl<'de> Deserialize<'de> for StringTable {
+impl<'de: 'a, 'a> Deserialize<'de> for StringTable<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (text, lens): (String, Vec<u32>) = Deserialize::deserialize(d)?;
+        let StoredTable { text, lens } = Deserialize::deserialize(d)?;
         let ends = (lens.into_iter())
             .scan(0u32, |end, len| {
                 *end = end.saturating_add(len);
@@ -140,7 +157,7 @@ impl<'de> Deserialize<'de> for StringTable {
     }
 }
 
-impl StringTable {
+impl StringTable<'_> {
     pub fn len(&self) -> usize {
         self.ends.len()
     }
@@ -213,14 +230,17 @@ fn ends_run(s: &str) -> bool {
     (h ^ (h >> 5)) & 31 == 0
 }
 
-impl<'s> FromIterator<&'s str> for StringTable {
+impl<'s> FromIterator<&'s str> for StringTable<'static> {
     fn from_iter<I: IntoIterator<Item = &'s str>>(strings: I) -> Self {
-        let mut table = StringTable::default();
+        let (mut text, mut ends) = (String::new(), Vec::new());
         for s in strings {
-            table.text.push_str(s);
-            table.ends.push(table.text.len() as u32);
+            text.push_str(s);
+            ends.push(text.len() as u32);
         }
-        table
+        StringTable {
+            text: Cow::Owned(text),
+            ends,
+        }
     }
 }
 
@@ -301,11 +321,16 @@ mod tests {
         let back: Vec<Option<&str>> = (0..5).map(|i| table.get(i)).collect();
         assert_eq!(back, [Some("f"), Some(""), Some("äb"), Some("x"), None]);
         let broken = StringTable {
-            text: "äb".into(),
+            text: Cow::Borrowed("äb"),
             ends: vec![1, 3],
         };
         assert_eq!(broken.get(0), None, "not on a character boundary");
         let bytes = bincode::serialize(&table).unwrap();
-        assert_eq!(bincode::deserialize::<StringTable>(&bytes).unwrap(), table);
+        let decoded = bincode::deserialize::<StringTable>(&bytes).unwrap();
+        assert_eq!(decoded, table);
+        assert!(
+            matches!(decoded.text, Cow::Borrowed(_)),
+            "the text is borrowed from the bytes"
+        );
     }
 }

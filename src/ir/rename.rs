@@ -31,7 +31,7 @@ impl NameMap for &[Name] {
 /// ([`Names::intern_run`]): a cached unit's runs of names that only its skipped definitions use
 /// are never interned.
 pub struct InternOnUse<'a> {
-    strings: &'a StringTable,
+    strings: &'a StringTable<'a>,
     names: &'a Names,
     map: Vec<Name>,
     /// The end of each run of strings ([`StringTable::runs`]).
@@ -39,7 +39,7 @@ pub struct InternOnUse<'a> {
 }
 
 impl<'a> InternOnUse<'a> {
-    pub fn new(strings: &'a StringTable, names: &'a Names) -> Self {
+    pub fn new(strings: &'a StringTable<'a>, names: &'a Names) -> Self {
         InternOnUse {
             strings,
             names,
