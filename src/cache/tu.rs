@@ -46,6 +46,9 @@ use crate::ir::{Function, Linkage, Name, UnitIr};
 use crate::link::{SkippedCopies, SkippedCopy};
 
 mod blocks;
+mod copies;
+
+pub use self::copies::{duplicate_copies, CopyId, UnitCopies};
 
 /// The kind name of a unit's list of `static` definitions ([`UnitCopies`]), stored with the unit
 /// under the same key.
@@ -491,48 +494,6 @@ pub fn load_entry(
     cached
         .into_program(stored, names, skip, list_functions)
         .map_err(|e| Corruption::Decode(format!("{e:#}")))
-}
-
-/// A `static` definition's identity across units: the hash of its name and its text hash (the
-/// linker merges definitions with the same name and text hash).
-#[derive(Serialize, Deserialize, Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct CopyId(u64, u64);
-
-impl CopyId {
-    fn new(name: &str, text_hash: u64) -> Self {
-        let h = blake3::hash(name.as_bytes());
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&h.as_bytes()[..8]);
-        CopyId(u64::from_le_bytes(first), text_hash)
-    }
-}
-
-/// A unit's `static` definitions: (index among its definitions, identity).
-#[derive(Serialize, Deserialize, Debug, Default)]
-pub struct UnitCopies {
-    pub functions: Vec<(u32, CopyId)>,
-}
-
-/// For each unit (by index; `None` for a unit whose copies are not known), the ascending
-/// indices of its `static` definitions that a unit with a lower index also holds. The linker
-/// keeps the copy of the lowest unit, so those bodies need not be loaded — provided every unit
-/// with copies listed here is linked (the driver checks).
-pub fn duplicate_copies(units: &[Option<UnitCopies>]) -> Vec<Vec<u32>> {
-    let mut seen: rustc_hash::FxHashSet<CopyId> = rustc_hash::FxHashSet::default();
-    units
-        .iter()
-        .map(|copies| {
-            let Some(copies) = copies else {
-                return Vec::new();
-            };
-            copies
-                .functions
-                .iter()
-                .filter(|(_, id)| !seen.insert(*id))
-                .map(|&(i, _)| i)
-                .collect()
-        })
-        .collect()
 }
 
 #[cfg(test)]
