@@ -46,6 +46,8 @@ use super::FORMAT_VERSION;
 
 mod bytes;
 mod compress;
+
+pub(crate) use self::compress::{compress, decompress, LEVEL as COMPRESSION_LEVEL};
 mod dir;
 use bytes::FileBytes;
 pub use bytes::Payload;

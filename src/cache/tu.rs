@@ -204,7 +204,7 @@ impl CachedUnit<'_> {
             body_ends.push(raw);
         }
         let (mut stored, blocks) = writer.finish()?;
-        let listing = blocks::compress(
+        let listing = super::store::compress(
             &super::store::encode(
                 &functions
                     .into_iter()
@@ -404,7 +404,7 @@ impl CachedUnit<'_> {
         if xxh3_64(bytes) != self.listing_sum {
             return Err(Corruption::Checksum);
         }
-        super::store::decode(&blocks::decompress(bytes)?)
+        super::store::decode(&super::store::decompress(bytes)?)
             .map_err(|e| Corruption::Decode(e.to_string()))
     }
 }

@@ -16,18 +16,18 @@ use super::Corruption;
 
 /// The compression level: zstd's fastest but the negative ones, which give up much of the
 /// ratio.
-const LEVEL: i32 = 1;
+pub(crate) const LEVEL: i32 = 1;
 
 /// Whether entries of `kind` are stored compressed.
 pub(super) fn compressed(kind: &str) -> bool {
     crate::cache::COMPRESSED.contains(&kind)
 }
 
-pub(super) fn compress(payload: &[u8]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn compress(payload: &[u8]) -> std::io::Result<Vec<u8>> {
     zstd::bulk::compress(payload, LEVEL)
 }
 
-pub(super) fn decompress(stored: &[u8]) -> Result<Vec<u8>, Corruption> {
+pub(crate) fn decompress(stored: &[u8]) -> Result<Vec<u8>, Corruption> {
     zstd::stream::decode_all(stored).map_err(|e| Corruption::Decode(format!("zstd: {e}")))
 }
 

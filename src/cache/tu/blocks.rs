@@ -18,14 +18,11 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::cache::store::Corruption;
+use crate::cache::store::{Corruption, COMPRESSION_LEVEL};
 use crate::ir::Linkage;
 
 /// A block is ended once it holds this many bytes of encoded bodies.
 const BLOCK_BYTES: usize = 16 * 1024;
-
-/// zstd's fastest level but the negative ones (as `store/compress.rs`).
-const LEVEL: i32 = 1;
 
 /// Where a unit's blocks lie: one entry per block, in order.
 #[derive(Serialize, Deserialize, Default, Debug, PartialEq, Eq)]
@@ -55,7 +52,7 @@ pub(super) struct BlockWriter {
 impl BlockWriter {
     pub(super) fn new() -> std::io::Result<Self> {
         Ok(BlockWriter {
-            compressor: zstd::bulk::Compressor::new(LEVEL)?,
+            compressor: zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?,
             stored: Vec::new(),
             block: Vec::new(),
             linkage: None,
@@ -211,16 +208,6 @@ impl BlockReader {
         }
         Ok(&self.buffer)
     }
-}
-
-/// zstd's compression of a part stored on its own (a unit's function list).
-pub(super) fn compress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    zstd::bulk::compress(bytes, LEVEL)
-}
-
-/// A part [`compress`] made, decompressed: its frame records its size.
-pub(super) fn decompress(stored: &[u8]) -> Result<Vec<u8>, Corruption> {
-    zstd::bulk::decompress(stored, usize::MAX).map_err(zstd_error)
 }
 
 fn zstd_error(e: std::io::Error) -> Corruption {
